@@ -1,0 +1,488 @@
+//! The database registry and the publish / reset / delete lifecycle.
+//!
+//! This is the part of the official standalone server's control database that our API subset
+//! needs: name → database identity, owner, initial program, and the replica that holds its
+//! data. It is a small JSON file in the data dir, rewritten atomically on every change. Program
+//! bytes live in the engine's own content-addressed `DiskStorage`; the data itself lives in the
+//! engine's replica directories (commit log and snapshots).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::http::StatusCode;
+use serde::{Deserialize, Serialize};
+use spacetimedb::host::{DiskStorage, HostController, ModuleHost, UpdateDatabaseResult};
+use spacetimedb::messages::control_db::{Database, HostType};
+use spacetimedb_client_api_messages::name::{DatabaseName, PublishOp, PublishResult};
+use spacetimedb_datastore::traits::Program;
+use spacetimedb_lib::{Hash, Identity};
+use spacetimedb_paths::server::ServerDataDir;
+use spacetimedb_schema::auto_migrate::MigrationPolicy;
+
+use crate::auth::random_identity;
+use crate::routes::HttpError;
+
+/// How a request names a database: by name or by its identity (64 hex digits).
+#[derive(Clone, Debug)]
+pub enum Target {
+    Name(DatabaseName),
+    Identity(Identity),
+}
+
+impl Target {
+    /// Parses a path segment the way the official `NameOrIdentity` does.
+    pub fn parse(s: &str) -> Result<Self, HttpError> {
+        if let Ok(identity) = Identity::from_hex(s) {
+            return Ok(Self::Identity(identity));
+        }
+        s.parse()
+            .map(Self::Name)
+            .map_err(|e| HttpError::text(StatusCode::BAD_REQUEST, format!("Invalid URL: {e}")))
+    }
+
+    fn name(&self) -> Option<&DatabaseName> {
+        match self {
+            Self::Name(name) => Some(name),
+            Self::Identity(_) => None,
+        }
+    }
+}
+
+/// One registered database.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbRecord {
+    pub id: u64,
+    /// The replica whose directory holds the data; a `clear` publish moves to a fresh one.
+    pub replica_id: u64,
+    pub name: Option<String>,
+    #[serde(with = "hex_identity")]
+    pub database_identity: Identity,
+    #[serde(with = "hex_identity")]
+    pub owner_identity: Identity,
+    #[serde(with = "hex_hash")]
+    pub initial_program: Hash,
+    pub bootstrap_generation: u64,
+}
+
+impl DbRecord {
+    fn database(&self) -> Database {
+        Database {
+            id: self.id,
+            database_identity: self.database_identity,
+            owner_identity: self.owner_identity,
+            host_type: HostType::Wasm,
+            initial_program: self.initial_program,
+            bootstrap_generation: self.bootstrap_generation,
+        }
+    }
+}
+
+/// The persisted registry.
+#[derive(Default, Serialize, Deserialize)]
+struct Registry {
+    next_id: u64,
+    databases: Vec<DbRecord>,
+    /// Name → the identity that first published under it. The official server keeps names
+    /// ("top-level domains") owned by their first publisher even after the database is deleted.
+    #[serde(default)]
+    namespaces: BTreeMap<String, String>,
+}
+
+impl Registry {
+    fn find(&self, target: &Target) -> Option<&DbRecord> {
+        self.databases.iter().find(|db| match target {
+            Target::Name(name) => db.name.as_deref() == Some(name.as_ref()),
+            Target::Identity(identity) => db.database_identity == *identity,
+        })
+    }
+
+    fn alloc_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+/// Owns the engine's `HostController` and the registry.
+pub struct Control {
+    hc: HostController,
+    /// The engine's program store (also its `ProgramStorage`), keyed by program hash.
+    programs: Arc<DiskStorage>,
+    data_dir: Arc<ServerDataDir>,
+    /// Where the registry is saved; `None` with `--in-memory`.
+    registry_file: Option<PathBuf>,
+    registry: Mutex<Registry>,
+    /// Publish, reset and delete hold this exclusively; looking up a running module shares it,
+    /// so no call can relaunch a replica that a reset is about to retire (as in the official
+    /// standalone server's publication lock).
+    fence: tokio::sync::RwLock<()>,
+}
+
+impl Control {
+    pub fn new(
+        hc: HostController,
+        programs: Arc<DiskStorage>,
+        data_dir: Arc<ServerDataDir>,
+        registry_file: Option<PathBuf>,
+    ) -> anyhow::Result<Self> {
+        let registry = match &registry_file {
+            Some(path) if path.exists() => {
+                let bytes =
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                serde_json::from_slice(&bytes)
+                    .with_context(|| format!("parsing {}", path.display()))?
+            }
+            _ => Registry::default(),
+        };
+        Ok(Self {
+            hc,
+            programs,
+            data_dir,
+            registry_file,
+            registry: Mutex::new(registry),
+            fence: tokio::sync::RwLock::new(()),
+        })
+    }
+
+    /// Starts every registered database (replaying its commit log), so that scheduled reducers
+    /// run and the first request does not pay for recovery.
+    pub async fn launch_all(&self) {
+        let databases = self.registry.lock().unwrap().databases.clone();
+        for db in databases {
+            let name = db
+                .name
+                .clone()
+                .unwrap_or_else(|| db.database_identity.to_hex().to_string());
+            match self
+                .hc
+                .get_or_launch_module_host(db.database(), db.replica_id)
+                .await
+            {
+                Ok(_) => log::info!("database {name} started"),
+                Err(e) => log::error!("database {name} failed to start: {e:#}"),
+            }
+        }
+    }
+
+    /// Stops every running database, flushing its commit log.
+    pub async fn shutdown(&self) {
+        let _exclusive = self.fence.write().await;
+        let replicas: Vec<u64> = self
+            .registry
+            .lock()
+            .unwrap()
+            .databases
+            .iter()
+            .map(|d| d.replica_id)
+            .collect();
+        for replica_id in replicas {
+            if let Err(e) = self
+                .hc
+                .exit_module_host(replica_id, Duration::from_secs(30))
+                .await
+            {
+                log::warn!("replica {replica_id} did not exit cleanly: {e:#}");
+            }
+        }
+    }
+
+    /// The registered database `target` names, or the official 404.
+    pub fn resolve(&self, target: &Target) -> Result<DbRecord, HttpError> {
+        let registry = self.registry.lock().unwrap();
+        registry.find(target).cloned().ok_or_else(|| match target {
+            Target::Name(name) => HttpError::text(
+                StatusCode::NOT_FOUND,
+                format!("database name `{name}` not found"),
+            ),
+            Target::Identity(_) => HttpError::text(StatusCode::NOT_FOUND, "No such database."),
+        })
+    }
+
+    /// The running module of `db`, launching it if needed.
+    pub async fn module(&self, db: &DbRecord) -> Result<ModuleHost, HttpError> {
+        let _shared = self.fence.read().await;
+        self.hc
+            .get_or_launch_module_host(db.database(), db.replica_id)
+            .await
+            .map_err(|e| HttpError::internal(format!("failed to get or launch module host: {e:#}")))
+    }
+
+    /// `POST /v1/database` (`target == None`) and `PUT /v1/database/:name_or_identity`.
+    pub async fn publish(
+        &self,
+        publisher: Identity,
+        target: Option<Target>,
+        program_bytes: Box<[u8]>,
+        clear: bool,
+    ) -> Result<PublishResult, HttpError> {
+        let _exclusive = self.fence.write().await;
+        if clear && target.is_none() {
+            return Err(HttpError::text(
+                StatusCode::BAD_REQUEST,
+                "Clear database requires database name or identity",
+            ));
+        }
+        let existing = target
+            .as_ref()
+            .and_then(|t| self.registry.lock().unwrap().find(t).cloned());
+        let domain = target.as_ref().and_then(Target::name).cloned();
+        let success = |database_identity, op| PublishResult::Success {
+            domain: domain.clone(),
+            database_identity,
+            op,
+        };
+        let Some(existing) = existing else {
+            let identity = self.create(publisher, target, program_bytes).await?;
+            return Ok(success(identity, PublishOp::Created));
+        };
+        if clear {
+            authorize(publisher, &existing, "reset database")?;
+            self.reset(existing.clone(), program_bytes).await?;
+        } else {
+            authorize(publisher, &existing, "update database")?;
+            self.update(&existing, program_bytes).await?;
+        }
+        Ok(success(existing.database_identity, PublishOp::Updated))
+    }
+
+    /// Creates a database, validating the module in a throw-away in-memory instance first.
+    async fn create(
+        &self,
+        publisher: Identity,
+        target: Option<Target>,
+        program_bytes: Box<[u8]>,
+    ) -> Result<Identity, HttpError> {
+        if let Some(Target::Name(name)) = &target {
+            let owner = self
+                .registry
+                .lock()
+                .unwrap()
+                .namespaces
+                .get(name.as_ref())
+                .cloned();
+            if owner.is_some_and(|owner| owner != publisher.to_hex().as_str()) {
+                return Err(HttpError::json(
+                    StatusCode::UNAUTHORIZED,
+                    &PublishResult::PermissionDenied { name: name.clone() },
+                ));
+            }
+        }
+        let database_identity = match &target {
+            Some(Target::Identity(identity)) => *identity,
+            _ => random_identity(),
+        };
+        let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
+        let (id, replica_id) = {
+            let mut registry = self.registry.lock().unwrap();
+            (registry.alloc_id(), registry.alloc_id())
+        };
+        let record = DbRecord {
+            id,
+            replica_id,
+            name: target
+                .as_ref()
+                .and_then(Target::name)
+                .map(|n| n.to_string()),
+            database_identity,
+            owner_identity: publisher,
+            initial_program: program.hash,
+            bootstrap_generation: 0,
+        };
+        self.hc
+            .check_module_validity(record.database(), program.clone())
+            .await
+            .map_err(|e| HttpError::internal(format!("{e:#}")))?;
+        self.programs
+            .put(&program.bytes)
+            .await
+            .map_err(HttpError::internal)?;
+        if let Err(e) = self
+            .hc
+            .get_or_launch_module_host(record.database(), replica_id)
+            .await
+        {
+            self.retire_replica(replica_id).await;
+            return Err(HttpError::internal(format!("{e:#}")));
+        }
+        self.commit(|registry| {
+            if let Some(name) = &record.name {
+                registry
+                    .namespaces
+                    .entry(name.clone())
+                    .or_insert_with(|| publisher.to_hex().to_string());
+            }
+            registry.databases.push(record.clone());
+        })?;
+        log::info!(
+            "created database {} ({database_identity})",
+            record.name.as_deref().unwrap_or("-")
+        );
+        Ok(database_identity)
+    }
+
+    /// Hot-swaps the module of a running database, migrating its schema if compatible.
+    async fn update(&self, db: &DbRecord, program_bytes: Box<[u8]>) -> Result<(), HttpError> {
+        let result = self
+            .hc
+            .update_module_host(
+                db.database(),
+                HostType::Wasm,
+                db.replica_id,
+                program_bytes,
+                // The official default when no `?policy=` is given.
+                MigrationPolicy::Compatible,
+                Default::default(),
+            )
+            .await
+            .map_err(|e| HttpError::internal(format!("{e:#}")))?;
+        match result {
+            UpdateDatabaseResult::AutoMigrateError(errs) => Err(HttpError::text(
+                StatusCode::BAD_REQUEST,
+                format!("Database update rejected: {errs}"),
+            )),
+            UpdateDatabaseResult::ErrorExecutingMigration(e) => Err(HttpError::text(
+                StatusCode::BAD_REQUEST,
+                format!("Failed to create or update the database: {e:#}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// `?clear=true`: wipes the data by moving the database to a fresh replica initialised from
+    /// the new program, then drops the old replica.
+    async fn reset(&self, mut db: DbRecord, program_bytes: Box<[u8]>) -> Result<(), HttpError> {
+        let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
+        let old_replica = db.replica_id;
+        db.initial_program = program.hash;
+        db.bootstrap_generation += 1;
+        db.replica_id = self.registry.lock().unwrap().alloc_id();
+        self.hc
+            .check_module_validity(db.database(), program.clone())
+            .await
+            .map_err(|e| HttpError::internal(format!("{e:#}")))?;
+        self.programs
+            .put(&program.bytes)
+            .await
+            .map_err(HttpError::internal)?;
+        // Start the new replica before retiring the old one, so a failure leaves the data intact.
+        if let Err(e) = self
+            .hc
+            .get_or_launch_module_host(db.database(), db.replica_id)
+            .await
+        {
+            self.retire_replica(db.replica_id).await;
+            return Err(HttpError::internal(format!("{e:#}")));
+        }
+        self.commit(|registry| {
+            if let Some(slot) = registry.databases.iter_mut().find(|d| d.id == db.id) {
+                *slot = db.clone();
+            }
+        })?;
+        self.retire_replica(old_replica).await;
+        Ok(())
+    }
+
+    /// `DELETE /v1/database/:name_or_identity`.
+    pub async fn delete(&self, caller: Identity, target: &Target) -> Result<(), HttpError> {
+        let _exclusive = self.fence.write().await;
+        let db = match self.resolve(target) {
+            Ok(db) => db,
+            // Like the official server: an unknown identity is already deleted; an unknown name is 404.
+            Err(_) if matches!(target, Target::Identity(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        authorize(caller, &db, "delete database")?;
+        self.commit(|registry| registry.databases.retain(|d| d.id != db.id))?;
+        self.retire_replica(db.replica_id).await;
+        Ok(())
+    }
+
+    /// Stops a replica's module host and removes its data directory.
+    async fn retire_replica(&self, replica_id: u64) {
+        if let Err(e) = self
+            .hc
+            .exit_module_host(replica_id, Duration::from_secs(30))
+            .await
+        {
+            log::warn!("replica {replica_id} did not exit cleanly: {e:#}");
+        }
+        let dir = self.data_dir.replica(replica_id).0;
+        if dir.exists()
+            && let Err(e) = std::fs::remove_dir_all(&dir)
+        {
+            log::warn!("could not remove {}: {e}", dir.display());
+        }
+    }
+
+    /// Applies `change` to the registry and saves it.
+    fn commit(&self, change: impl FnOnce(&mut Registry)) -> Result<(), HttpError> {
+        let mut registry = self.registry.lock().unwrap();
+        change(&mut registry);
+        if let Some(path) = &self.registry_file {
+            save_atomically(
+                path,
+                &serde_json::to_vec_pretty(&*registry).map_err(HttpError::internal)?,
+            )
+            .map_err(|e| HttpError::internal(format!("saving the database registry: {e:#}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// Only a database's owner may change it; the official server answers 403 with this text.
+fn authorize(subject: Identity, db: &DbRecord, action: &str) -> Result<(), HttpError> {
+    if subject == db.owner_identity {
+        return Ok(());
+    }
+    Err(HttpError::text(
+        StatusCode::FORBIDDEN,
+        format!(
+            "{subject} is not authorized to perform action on database {}: {action}",
+            db.database_identity
+        ),
+    ))
+}
+
+/// Replaces `path` with `bytes` so that a crash leaves either the old or the new file.
+fn save_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let tmp = path.with_extension("tmp");
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+/// Identities are stored as the usual 64-digit hex strings.
+mod hex_identity {
+    use serde::{Deserialize as _, Deserializer, Serializer};
+    use spacetimedb_lib::Identity;
+
+    pub fn serialize<S: Serializer>(identity: &Identity, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&identity.to_hex())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Identity, D::Error> {
+        Identity::from_hex(String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Program hashes are stored as hex strings.
+mod hex_hash {
+    use serde::{Deserialize as _, Deserializer, Serializer};
+    use spacetimedb_lib::Hash;
+
+    pub fn serialize<S: Serializer>(hash: &Hash, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&hash.to_hex())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Hash, D::Error> {
+        Hash::from_hex(String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,163 @@
+//! `graph-host`: SpacetimeDB 2.14's engine (`spacetimedb-core`) embedded behind the subset of
+//! the official HTTP API this project uses, so the module can be published, called and queried
+//! without installing SpacetimeDB. The host adds routing only; all database semantics are the
+//! engine's.
+
+mod auth;
+mod control;
+mod routes;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Parser;
+use spacetimedb::db::{self, persistence::LocalPersistenceProvider};
+use spacetimedb::energy::NullEnergyMonitor;
+use spacetimedb::host::{DiskStorage, HostController, HostRuntimeConfig, IdcConfig};
+use spacetimedb::startup::RayonCores;
+use spacetimedb::util::jobs::JobCores;
+use spacetimedb_paths::FromPathUnchecked as _;
+use spacetimedb_paths::server::ServerDataDir;
+
+/// The official server runs on jemalloc; so does this one, to keep timings comparable.
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// Serve SpacetimeDB's HTTP API (the subset this project uses) from an embedded engine.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Cli {
+    /// Address to listen on. Loopback by default: this server is for local use.
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    listen: SocketAddr,
+    /// Directory for databases, the database registry and the token-signing key pair.
+    /// Default: $XDG_DATA_HOME/graph-host or ~/.local/share/graph-host.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Keep all databases in memory, with no commit log (for benchmarks); nothing but the key
+    /// pair is written to the data dir, and databases are gone when the process exits.
+    #[arg(long)]
+    in_memory: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+
+    // Like the official server: a panic anywhere may leave the engine inconsistent, so exit.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        std::process::exit(1);
+    }));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    // The engine runs some work on rayon threads that expect to be inside the tokio runtime.
+    RayonCores::default().configure(runtime.handle());
+    let db_cores = JobCores::without_pinned_cores();
+    let result = runtime.block_on(serve(cli, db_cores.clone()));
+    // Dropped outside the async context, as the official server does.
+    drop(db_cores);
+    result
+}
+
+async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
+    let data_dir = match cli.data_dir {
+        Some(dir) => dir,
+        None => default_data_dir()?,
+    };
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("creating {}", data_dir.display()))?;
+    let data_dir = std::path::absolute(&data_dir)?;
+    let auth = auth::Auth::load_or_create(&data_dir)?;
+
+    // With --in-memory the engine still wants a directory (program store, wasmtime cache):
+    // give it a temporary one, removed on exit.
+    let temp_dir;
+    let (engine_dir, storage, registry_file) = if cli.in_memory {
+        temp_dir = tempfile::Builder::new().prefix("graph-host-").tempdir()?;
+        (temp_dir.path().to_owned(), db::Storage::Memory, None)
+    } else {
+        (
+            data_dir.clone(),
+            db::Storage::Disk,
+            Some(data_dir.join("databases.json")),
+        )
+    };
+    let engine_dir = Arc::new(ServerDataDir::from_path_unchecked(engine_dir));
+    // One server per data dir, as the official server enforces with the same pid-file lock.
+    let _pid_file = engine_dir
+        .pid_file()
+        .context("another graph-host seems to use this data dir")?;
+
+    let programs = Arc::new(DiskStorage::new(engine_dir.0.join("program-bytes")).await?);
+    let hc = HostController::new(
+        engine_dir.clone(),
+        db::Config {
+            storage,
+            page_pool_max_size: None,
+        },
+        HostRuntimeConfig::default(),
+        programs.clone(),
+        Arc::new(NullEnergyMonitor),
+        Arc::new(()),
+        Arc::new(LocalPersistenceProvider::new(engine_dir.clone())),
+        db_cores,
+    );
+    // Inter-database calls are not served here, but the engine needs the setting to start hosts.
+    hc.set_idc_config(IdcConfig {
+        http_port: cli.listen.port(),
+        token_signer: Arc::new(auth.signing_key()),
+    })?;
+
+    let control = control::Control::new(hc, programs, engine_dir, registry_file)?;
+    control.launch_all().await;
+    let app = Arc::new(routes::App { control, auth });
+
+    let listener = tokio::net::TcpListener::bind(cli.listen)
+        .await
+        .with_context(|| format!("binding {}", cli.listen))?;
+    log::info!(
+        "graph-host listening on http://{} (data dir {}{})",
+        listener.local_addr()?,
+        data_dir.display(),
+        if cli.in_memory { ", in memory" } else { "" }
+    );
+    axum::serve(listener, routes::router(app.clone()))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+    // Stop every database so its commit log is flushed before the process exits.
+    app.control.shutdown().await;
+    log::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+    log::info!("shutting down");
+}
+
+/// `$XDG_DATA_HOME/graph-host`, else `~/.local/share/graph-host`.
+fn default_data_dir() -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir).join("graph-host"));
+    }
+    let home = std::env::home_dir().context("no home directory: pass --data-dir")?;
+    Ok(home.join(".local/share/graph-host"))
+}

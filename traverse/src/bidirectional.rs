@@ -1,0 +1,256 @@
+use crate::{Direction, NeighborSource, Progress, Work};
+use hashbrown::HashMap;
+
+/// What a [`ShortestPath`] should compute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathQuery {
+    pub source: u64,
+    pub target: u64,
+    /// Direction of the path from source to target.
+    pub dir: Direction,
+    /// Longest path (in hops) worth finding; `None` for no limit.
+    pub max_depth: Option<u32>,
+}
+
+/// The answer of a finished [`ShortestPath`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathOutcome {
+    /// A shortest path, source first and target last.
+    Found(Vec<u64>),
+    /// One search ran out of vertices: no path exists.
+    Unreachable,
+    /// No path of at most `max_depth` hops exists (a longer one may).
+    BeyondMaxDepth,
+    UnknownSource,
+    UnknownTarget,
+}
+
+/// One half of the bidirectional search.
+#[derive(Debug, Default)]
+struct Side {
+    /// Parent of every vertex this side reached (its root maps to itself).
+    parents: HashMap<u64, u64>,
+    frontier: Vec<u64>,
+    next: Vec<u64>,
+    cursor: usize,
+    /// Levels completed: every vertex within this distance of the root has been found.
+    depth: u32,
+    /// Sum of the degrees of `frontier` (the arcs its expansion will read) and of `next`.
+    frontier_degree: u64,
+    next_degree: u64,
+}
+
+impl Side {
+    fn rooted_at(root: u64, degree: u64) -> Self {
+        let mut side = Side {
+            frontier: vec![root],
+            frontier_degree: degree,
+            ..Side::default()
+        };
+        side.parents.insert(root, root);
+        side
+    }
+
+    /// The path from this side's root to `v`, root first.
+    fn path_from_root(&self, mut v: u64) -> Vec<u64> {
+        let mut path = vec![v];
+        while self.parents[&v] != v {
+            v = self.parents[&v];
+            path.push(v);
+        }
+        path.reverse();
+        path
+    }
+
+    fn advance_level(&mut self) {
+        self.frontier.clear();
+        std::mem::swap(&mut self.frontier, &mut self.next);
+        self.frontier_degree = std::mem::take(&mut self.next_degree);
+        self.cursor = 0;
+        self.depth += 1;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Forward,
+    Backward,
+}
+
+/// Balanced bidirectional BFS, resumable between transactions.
+///
+/// Grows one whole level at a time on the side whose frontier has the smaller degree sum (the
+/// cheaper expansion), not in strict alternation: on power-law graphs this avoids expanding a
+/// hub-heavy frontier when the other side is cheap. The first meeting is a shortest path: before
+/// a level of side A is grown, the two visited sets are disjoint, so the distance exceeds
+/// `depth_A + depth_B`; a vertex found at `depth_A + 1` that the other side knows closes a path
+/// of exactly `depth_A + 1 + depth_B`.
+#[derive(Debug)]
+pub struct ShortestPath {
+    query: PathQuery,
+    forward: Side,
+    backward: Side,
+    /// The side whose level is being grown; `None` at a level boundary.
+    growing: Option<Which>,
+    started: bool,
+    outcome: Option<PathOutcome>,
+    work: Work,
+    scratch: Vec<u64>,
+}
+
+impl ShortestPath {
+    pub fn new(query: PathQuery) -> Self {
+        Self {
+            query,
+            forward: Side::default(),
+            backward: Side::default(),
+            growing: None,
+            started: false,
+            outcome: None,
+            work: Work::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Advances the search until it finishes or `budget` more work units have been spent.
+    /// At least one vertex is expanded per call, so progress never stalls.
+    pub fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
+        if self.outcome.is_some() {
+            return Progress::Done;
+        }
+        let limit = self.work.units().saturating_add(budget.max(1));
+        if !self.started {
+            self.started = true;
+            if let Some(outcome) = self.start(src) {
+                return self.finish(outcome);
+            }
+        }
+        loop {
+            let which = match self.growing {
+                Some(which) => which,
+                None => match self.choose_side() {
+                    Ok(which) => which,
+                    Err(outcome) => return self.finish(outcome),
+                },
+            };
+            if self.work.units() >= limit {
+                return Progress::Suspended;
+            }
+            let (side, other, dir) = match which {
+                Which::Forward => (&mut self.forward, &self.backward, self.query.dir),
+                Which::Backward => (&mut self.backward, &self.forward, self.query.dir.reverse()),
+            };
+            let v = side.frontier[side.cursor];
+            side.cursor += 1;
+            self.scratch.clear();
+            src.neighbors(v, dir, &mut self.scratch);
+            self.work.vertices_expanded += 1;
+            self.work.arcs_scanned += self.scratch.len() as u64;
+            for &w in &self.scratch {
+                if side.parents.contains_key(&w) {
+                    continue;
+                }
+                side.parents.insert(w, v);
+                if other.parents.contains_key(&w) {
+                    self.outcome = Some(PathOutcome::Found(self.path_through(w)));
+                    return Progress::Done;
+                }
+                side.next.push(w);
+                side.next_degree += src.degree(w, dir);
+                self.work.lookups += 1;
+            }
+            if side.cursor == side.frontier.len() {
+                side.advance_level();
+                self.growing = None;
+            } else {
+                self.growing = Some(which);
+            }
+        }
+    }
+
+    /// Checks both endpoints and seeds the two sides; returns an outcome if the search is
+    /// already decided.
+    fn start<S: NeighborSource + ?Sized>(&mut self, src: &S) -> Option<PathOutcome> {
+        let PathQuery {
+            source,
+            target,
+            dir,
+            ..
+        } = self.query;
+        self.work.lookups += 2;
+        if !src.contains(source) {
+            return Some(PathOutcome::UnknownSource);
+        }
+        if !src.contains(target) {
+            return Some(PathOutcome::UnknownTarget);
+        }
+        if source == target {
+            return Some(PathOutcome::Found(vec![source]));
+        }
+        self.work.lookups += 2;
+        self.forward = Side::rooted_at(source, src.degree(source, dir));
+        self.backward = Side::rooted_at(target, src.degree(target, dir.reverse()));
+        None
+    }
+
+    /// At a level boundary: stops if no shorter path can exist, else picks the cheaper side.
+    fn choose_side(&mut self) -> Result<Which, PathOutcome> {
+        if self.forward.frontier.is_empty() || self.backward.frontier.is_empty() {
+            return Err(PathOutcome::Unreachable);
+        }
+        let explored = self.forward.depth + self.backward.depth;
+        if self.query.max_depth.is_some_and(|max| explored >= max) {
+            return Err(PathOutcome::BeyondMaxDepth);
+        }
+        let cost = |side: &Side| (side.frontier_degree, side.frontier.len());
+        let which = if cost(&self.backward) < cost(&self.forward) {
+            Which::Backward
+        } else {
+            Which::Forward
+        };
+        self.growing = Some(which);
+        Ok(which)
+    }
+
+    /// The path source → … → `meet` → … → target.
+    fn path_through(&self, meet: u64) -> Vec<u64> {
+        let mut path = self.forward.path_from_root(meet);
+        let mut back = self.backward.path_from_root(meet);
+        back.pop(); // `meet` is already the last vertex of `path`
+        path.extend(back.into_iter().rev());
+        path
+    }
+
+    fn finish(&mut self, outcome: PathOutcome) -> Progress {
+        self.outcome = Some(outcome);
+        Progress::Done
+    }
+
+    /// Runs the search to completion in one go (tests and in-memory sources).
+    pub fn run<S: NeighborSource + ?Sized>(mut self, src: &S) -> (PathOutcome, Work) {
+        while self.step(src, u64::MAX) == Progress::Suspended {}
+        self.into_outcome()
+    }
+
+    pub fn outcome(&self) -> Option<&PathOutcome> {
+        self.outcome.as_ref()
+    }
+
+    /// Work spent so far.
+    pub fn work(&self) -> Work {
+        self.work
+    }
+
+    /// Vertices either side has reached so far.
+    pub fn vertices_reached(&self) -> usize {
+        self.forward.parents.len() + self.backward.parents.len()
+    }
+
+    /// The outcome and the work spent; panics if the search has not finished.
+    pub fn into_outcome(self) -> (PathOutcome, Work) {
+        (
+            self.outcome.expect("shortest path has not finished"),
+            self.work,
+        )
+    }
+}

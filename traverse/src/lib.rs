@@ -1,0 +1,84 @@
+//! The Stage-2 traversal operator.
+//!
+//! Every algorithm here is written once, as a resumable state machine that reads the graph only
+//! through a [`NeighborSource`]. The SpacetimeDB module drives it over the table indexes inside
+//! short transactions (one [`Bfs::step`] or [`ShortestPath::step`] per transaction, bounded by a
+//! work budget); native tests drive the very same code over an in-memory [`AdjacencyGraph`].
+//!
+//! - [`Bfs`]: level-synchronous index-hop BFS (optionally depth-bounded, optionally stopping at a
+//!   target, which makes it the unidirectional shortest path of the Stage-1 baseline).
+//! - [`ShortestPath`]: balanced bidirectional BFS that always grows the side whose frontier has the
+//!   smaller degree sum, and stops at the first meeting.
+
+mod adjacency;
+mod bfs;
+mod bidirectional;
+mod visited;
+
+pub use adjacency::AdjacencyGraph;
+pub use bfs::{Bfs, BfsOutcome, BfsQuery};
+pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
+pub use visited::Visited;
+
+/// Which arcs a traversal follows from a vertex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Follow `src → dst` arcs forwards.
+    Out,
+    /// Follow arcs backwards (`dst → src`).
+    In,
+    /// Treat every arc as undirected (how SNAP's undirected graphs are queried).
+    Both,
+}
+
+impl Direction {
+    /// The direction that walks the same arcs the other way (used by the backward search).
+    pub fn reverse(self) -> Self {
+        match self {
+            Direction::Out => Direction::In,
+            Direction::In => Direction::Out,
+            Direction::Both => Direction::Both,
+        }
+    }
+}
+
+/// Read access to a graph, as the traversal operator needs it.
+///
+/// Implementations must be cheap per call: the operator calls `neighbors` once per expanded
+/// vertex and `degree` once per newly discovered vertex (bidirectional search only).
+pub trait NeighborSource {
+    /// Appends the neighbors of `v` in direction `dir` to `out`. With [`Direction::Both`] a
+    /// vertex may appear twice (arcs in both directions); the operator tolerates duplicates.
+    fn neighbors(&self, v: u64, dir: Direction, out: &mut Vec<u64>);
+    /// The number of arcs `neighbors(v, dir)` would produce.
+    fn degree(&self, v: u64, dir: Direction) -> u64;
+    /// Whether `v` is a vertex of the graph.
+    fn contains(&self, v: u64) -> bool;
+}
+
+/// Work done by a traversal; the module reports it and uses it as the transaction budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Vertices whose neighbor lists were read.
+    pub vertices_expanded: u64,
+    /// Neighbor entries (arcs) read.
+    pub arcs_scanned: u64,
+    /// Single-vertex lookups (existence checks and degree reads).
+    pub lookups: u64,
+}
+
+impl Work {
+    /// The budget currency: one unit per arc, expanded vertex and lookup.
+    pub fn units(&self) -> u64 {
+        self.arcs_scanned + self.vertices_expanded + self.lookups
+    }
+}
+
+/// Whether a `step` finished the traversal or stopped because its budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// More work remains: call `step` again (typically in a new transaction).
+    Suspended,
+    /// The outcome is available.
+    Done,
+}

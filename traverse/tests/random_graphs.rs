@@ -1,0 +1,348 @@
+//! The traversal operator against a plain reference BFS on seeded random graphs.
+
+use graph_traverse::{
+    AdjacencyGraph, Bfs, BfsOutcome, BfsQuery, Direction, PathOutcome, PathQuery, Progress,
+    ShortestPath,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// A test graph: vertex ids (sparse, some isolated) and arcs (with self-loops and duplicates).
+struct TestGraph {
+    vertices: Vec<u64>,
+    arcs: Vec<(u64, u64)>,
+}
+
+/// Generates a random graph: uniform endpoints or power-law (Chung-Lu-like) endpoints.
+fn random_graph(seed: u64) -> TestGraph {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = rng.gen_range(1..60usize);
+    let sparse = rng.gen_bool(0.5);
+    let ids: Vec<u64> = (0..n as u64)
+        .map(|i| if sparse { i * 7919 + 13 } else { i })
+        .collect();
+    let power_law = rng.gen_bool(0.5);
+    let weights: Vec<f64> = (0..n).map(|i| 1.0 / (i as f64 + 1.0).powf(0.7)).collect();
+    let total: f64 = weights.iter().sum();
+    let pick = |rng: &mut ChaCha8Rng| -> u64 {
+        if !power_law {
+            return ids[rng.gen_range(0..n)];
+        }
+        let mut x = rng.gen_range(0.0..total);
+        for (i, w) in weights.iter().enumerate() {
+            if x < *w {
+                return ids[i];
+            }
+            x -= w;
+        }
+        ids[n - 1]
+    };
+    let m = rng.gen_range(0..n * 3);
+    let mut arcs = Vec::with_capacity(m + 4);
+    for _ in 0..m {
+        let a = pick(&mut rng);
+        let b = pick(&mut rng);
+        arcs.push((a, b));
+    }
+    // Deliberate self-loops and duplicates.
+    if n > 1 && !arcs.is_empty() {
+        arcs.push(arcs[0]);
+        arcs.push((ids[1], ids[1]));
+    }
+    TestGraph {
+        vertices: ids,
+        arcs,
+    }
+}
+
+/// Reference distances from `start`, by a textbook BFS over an adjacency map.
+fn reference_distances(g: &TestGraph, start: u64, dir: Direction) -> HashMap<u64, u32> {
+    let mut adj: HashMap<u64, Vec<u64>> = HashMap::new();
+    for &(s, d) in &g.arcs {
+        if dir != Direction::In {
+            adj.entry(s).or_default().push(d);
+        }
+        if dir != Direction::Out {
+            adj.entry(d).or_default().push(s);
+        }
+    }
+    let mut dist = HashMap::from([(start, 0)]);
+    let mut queue = VecDeque::from([start]);
+    while let Some(v) = queue.pop_front() {
+        for &w in adj.get(&v).into_iter().flatten() {
+            if !dist.contains_key(&w) {
+                dist.insert(w, dist[&v] + 1);
+                queue.push_back(w);
+            }
+        }
+    }
+    dist
+}
+
+fn reference_levels(dist: &HashMap<u64, u32>, max_depth: Option<u32>) -> Vec<u64> {
+    let mut levels = Vec::new();
+    for &d in dist.values() {
+        if max_depth.is_some_and(|m| d > m) {
+            continue;
+        }
+        if levels.len() <= d as usize {
+            levels.resize(d as usize + 1, 0);
+        }
+        levels[d as usize] += 1;
+    }
+    levels
+}
+
+fn is_path(g: &TestGraph, path: &[u64], dir: Direction) -> bool {
+    let arcs: HashSet<(u64, u64)> = g.arcs.iter().copied().collect();
+    path.windows(2).all(|w| match dir {
+        Direction::Out => arcs.contains(&(w[0], w[1])),
+        Direction::In => arcs.contains(&(w[1], w[0])),
+        Direction::Both => arcs.contains(&(w[0], w[1])) || arcs.contains(&(w[1], w[0])),
+    })
+}
+
+const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
+
+/// Runs a BFS either in one go or in many 1..5-unit steps (as across many transactions).
+fn run_bfs(g: &AdjacencyGraph, q: BfsQuery, bound: Option<u64>, budget: u64) -> BfsOutcome {
+    let mut bfs = Bfs::new(q, bound);
+    while bfs.step(g, budget) == Progress::Suspended {}
+    bfs.into_outcome().0
+}
+
+fn run_path(g: &AdjacencyGraph, q: PathQuery, budget: u64) -> PathOutcome {
+    let mut sp = ShortestPath::new(q);
+    while sp.step(g, budget) == Progress::Suspended {}
+    sp.into_outcome().0
+}
+
+#[test]
+fn bfs_levels_match_reference_on_random_graphs() {
+    for seed in 0..250 {
+        let tg = random_graph(seed);
+        let g = AdjacencyGraph::new(tg.vertices.iter().copied(), &tg.arcs);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xbf5);
+        let bound = tg.vertices.iter().max().map(|m| m + 1);
+        for _ in 0..4 {
+            let start = tg.vertices[rng.gen_range(0..tg.vertices.len())];
+            let dir = DIRS[rng.gen_range(0..3)];
+            let max_depth = [None, Some(0), Some(1), Some(2), Some(5)][rng.gen_range(0..5)];
+            let dist = reference_distances(&tg, start, dir);
+            let want = reference_levels(&dist, max_depth);
+            let budget = [1, 3, u64::MAX][rng.gen_range(0..3)];
+            let dense = [None, bound, Some(3)][rng.gen_range(0..3)];
+            let q = BfsQuery {
+                start,
+                dir,
+                max_depth,
+                target: None,
+                collect_limit: usize::MAX,
+            };
+            let BfsOutcome::Visited {
+                levels,
+                vertices,
+                path,
+            } = run_bfs(&g, q, dense, budget)
+            else {
+                panic!("seed {seed}: start {start} should exist");
+            };
+            assert_eq!(
+                levels, want,
+                "seed {seed} start {start} {dir:?} depth {max_depth:?}"
+            );
+            assert_eq!(path, None);
+            // Every vertex exactly once, in non-decreasing distance order.
+            let got: HashSet<u64> = vertices.iter().copied().collect();
+            assert_eq!(got.len(), vertices.len(), "seed {seed}: duplicate vertex");
+            let want_set: HashSet<u64> = dist
+                .iter()
+                .filter(|(_, d)| max_depth.is_none_or(|m| **d <= m))
+                .map(|(v, _)| *v)
+                .collect();
+            assert_eq!(got, want_set, "seed {seed}");
+            assert!(vertices.windows(2).all(|w| dist[&w[0]] <= dist[&w[1]]));
+        }
+    }
+}
+
+#[test]
+fn shortest_paths_match_reference_distances_on_random_graphs() {
+    let mut found = 0;
+    let mut absent = 0;
+    for seed in 0..300 {
+        let tg = random_graph(seed);
+        let g = AdjacencyGraph::new(tg.vertices.iter().copied(), &tg.arcs);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5a7);
+        for _ in 0..6 {
+            let source = tg.vertices[rng.gen_range(0..tg.vertices.len())];
+            let target = tg.vertices[rng.gen_range(0..tg.vertices.len())];
+            let dir = DIRS[rng.gen_range(0..3)];
+            let max_depth = [None, None, Some(0), Some(1), Some(3)][rng.gen_range(0..5)];
+            let budget = [1, 2, 7, u64::MAX][rng.gen_range(0..4)];
+            let want = reference_distances(&tg, source, dir).get(&target).copied();
+            let q = PathQuery {
+                source,
+                target,
+                dir,
+                max_depth,
+            };
+            let ctx = format!("seed {seed}: {source}->{target} {dir:?} max {max_depth:?}");
+            match (run_path(&g, q.clone(), budget), want) {
+                (PathOutcome::Found(path), Some(d)) => {
+                    assert!(max_depth.is_none_or(|m| d <= m), "{ctx}: too long");
+                    assert_eq!(path.len() as u32 - 1, d, "{ctx}: {path:?} not shortest");
+                    assert_eq!((path[0], *path.last().unwrap()), (source, target), "{ctx}");
+                    assert!(is_path(&tg, &path, dir), "{ctx}: {path:?} is not a path");
+                    found += 1;
+                }
+                (PathOutcome::Unreachable, None) => absent += 1,
+                (PathOutcome::BeyondMaxDepth, want) => {
+                    let m = max_depth.expect("only with a depth limit");
+                    assert!(
+                        want.is_none_or(|d| d > m),
+                        "{ctx}: path within limit missed"
+                    );
+                    absent += 1;
+                }
+                (got, want) => panic!("{ctx}: got {got:?}, reference distance {want:?}"),
+            }
+            // The Stage-1 style unidirectional search must agree on the distance.
+            let bq = BfsQuery {
+                start: source,
+                dir,
+                max_depth,
+                target: Some(target),
+                collect_limit: 0,
+            };
+            let BfsOutcome::Visited { path, .. } = run_bfs(&g, bq, None, budget) else {
+                panic!("{ctx}: source exists");
+            };
+            match (path, want) {
+                (Some(p), Some(d)) => {
+                    assert_eq!(p.len() as u32 - 1, d, "{ctx}: unidirectional");
+                    assert!(is_path(&tg, &p, dir), "{ctx}: unidirectional {p:?}");
+                }
+                (None, want) => {
+                    assert!(
+                        want.is_none_or(|d| max_depth.is_some_and(|m| d > m)),
+                        "{ctx}"
+                    );
+                }
+                (Some(p), None) => panic!("{ctx}: unidirectional invented {p:?}"),
+            }
+        }
+    }
+    assert!(
+        found > 300 && absent > 100,
+        "too few cases exercised: {found} found, {absent} absent"
+    );
+}
+
+#[test]
+fn edge_cases() {
+    let empty = AdjacencyGraph::new([], &[]);
+    let q = BfsQuery {
+        start: 1,
+        dir: Direction::Both,
+        max_depth: None,
+        target: None,
+        collect_limit: 9,
+    };
+    assert_eq!(Bfs::new(q, None).run(&empty).0, BfsOutcome::UnknownStart);
+    let pq = |source, target| PathQuery {
+        source,
+        target,
+        dir: Direction::Out,
+        max_depth: None,
+    };
+    assert_eq!(
+        ShortestPath::new(pq(1, 2)).run(&empty).0,
+        PathOutcome::UnknownSource
+    );
+
+    // 1 → 2 → 3, 3 → 3 (self-loop), 1 → 2 twice, 4 isolated.
+    let g = AdjacencyGraph::new([4], &[(1, 2), (2, 3), (3, 3), (1, 2)]);
+    assert_eq!(
+        ShortestPath::new(pq(1, 9)).run(&g).0,
+        PathOutcome::UnknownTarget
+    );
+    assert_eq!(
+        ShortestPath::new(pq(3, 3)).run(&g).0,
+        PathOutcome::Found(vec![3])
+    );
+    assert_eq!(
+        ShortestPath::new(pq(1, 3)).run(&g).0,
+        PathOutcome::Found(vec![1, 2, 3])
+    );
+    assert_eq!(
+        ShortestPath::new(pq(3, 1)).run(&g).0,
+        PathOutcome::Unreachable
+    );
+    assert_eq!(
+        ShortestPath::new(pq(1, 4)).run(&g).0,
+        PathOutcome::Unreachable
+    );
+    let limited = PathQuery {
+        max_depth: Some(1),
+        ..pq(1, 3)
+    };
+    assert_eq!(
+        ShortestPath::new(limited).run(&g).0,
+        PathOutcome::BeyondMaxDepth
+    );
+    let zero = PathQuery {
+        max_depth: Some(0),
+        ..pq(1, 1)
+    };
+    assert_eq!(
+        ShortestPath::new(zero).run(&g).0,
+        PathOutcome::Found(vec![1])
+    );
+
+    let depth0 = BfsQuery {
+        start: 1,
+        dir: Direction::Out,
+        max_depth: Some(0),
+        target: None,
+        collect_limit: 9,
+    };
+    let want = BfsOutcome::Visited {
+        levels: vec![1],
+        vertices: vec![1],
+        path: None,
+    };
+    assert_eq!(Bfs::new(depth0, None).run(&g).0, want);
+    let isolated = BfsQuery {
+        start: 4,
+        dir: Direction::Both,
+        max_depth: None,
+        target: None,
+        collect_limit: 0,
+    };
+    let want = BfsOutcome::Visited {
+        levels: vec![1],
+        vertices: vec![],
+        path: None,
+    };
+    assert_eq!(Bfs::new(isolated, None).run(&g).0, want);
+}
+
+#[test]
+fn balanced_search_expands_the_cheap_side() {
+    // A hub with 1000 leaves sits next to the target; the source is at the end of a short chain.
+    // Growing the hub side first would read ~1000 arcs; the balanced search should not.
+    let mut arcs: Vec<(u64, u64)> = (0..1000).map(|i| (10_000 + i, 1)).collect();
+    arcs.extend([(1, 2), (3, 2), (4, 3), (5, 4)]);
+    let g = AdjacencyGraph::new([], &arcs);
+    let q = PathQuery {
+        source: 5,
+        target: 1,
+        dir: Direction::Both,
+        max_depth: None,
+    };
+    let (outcome, work) = ShortestPath::new(q).run(&g);
+    assert_eq!(outcome, PathOutcome::Found(vec![5, 4, 3, 2, 1]));
+    assert!(work.arcs_scanned < 50, "scanned {} arcs", work.arcs_scanned);
+}
