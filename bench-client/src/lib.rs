@@ -1,0 +1,8 @@
+//! Benchmark client library: datasets, reference answers, verified workloads and reports.
+
+pub mod contention;
+pub mod datasets;
+pub mod reference;
+pub mod report;
+pub mod summary;
+pub mod workloads;

@@ -1,0 +1,142 @@
+//! The benchmark report: a terminal table, and Markdown + JSON files.
+
+use crate::contention::Contention;
+use crate::summary::Summary;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Where and how the run happened, so that a result can be reproduced and compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Environment {
+    pub command: String,
+    pub dataset: String,
+    pub seed: u64,
+    pub vertices: u64,
+    pub edges: u64,
+    pub max_degree: u64,
+    pub mean_degree: f64,
+    pub direction: String,
+    pub server_url: String,
+    pub server_kind: String,
+    pub cores: usize,
+    pub memory_gib: f64,
+    pub date_utc: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Load {
+    pub edges_sent: u64,
+    pub seconds: f64,
+    pub edges_per_second: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub environment: Environment,
+    pub load: Option<Load>,
+    pub results: Vec<Summary>,
+    pub contention: Vec<Contention>,
+}
+
+/// Human-friendly duration from µs.
+pub fn fmt_us(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+impl Report {
+    /// The results table (Markdown, which also reads well in a terminal).
+    pub fn table(&self) -> String {
+        let mut t = String::new();
+        t.push_str("| workload | mode | runs | p50 | p90 | p99 | max | server p50 | longest tx (max) | tx p50 | yields p50 | edges scanned p50 |\n");
+        t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for s in &self.results {
+            let procedure = s.max_hold.count > 0;
+            let opt = |v: String| if procedure { v } else { "–".to_string() };
+            let _ = writeln!(
+                t,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                s.workload,
+                s.mode,
+                s.e2e.count,
+                fmt_us(s.e2e.p50),
+                fmt_us(s.e2e.p90),
+                fmt_us(s.e2e.p99),
+                fmt_us(s.e2e.max),
+                if s.server.count > 0 {
+                    fmt_us(s.server.p50)
+                } else {
+                    "–".into()
+                },
+                opt(fmt_us(s.worst_hold_us as f64)),
+                opt(format!("{}", s.transactions_p50)),
+                opt(format!("{}", s.yields_p50)),
+                opt(format!("{}", s.edges_scanned_p50)),
+            );
+        }
+        if !self.contention.is_empty() {
+            t.push_str("\n| writer (single-edge insert) while | traversals done | p50 | p99 | max | idle p50 | idle p99 |\n");
+            t.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+            for c in &self.contention {
+                let _ = writeln!(
+                    t,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    c.traversal,
+                    c.traversals,
+                    fmt_us(c.busy.p50),
+                    fmt_us(c.busy.p99),
+                    fmt_us(c.busy.max),
+                    fmt_us(c.idle.p50),
+                    fmt_us(c.idle.p99)
+                );
+            }
+        }
+        t
+    }
+
+    /// The heading lines: dataset, load rate, machine.
+    pub fn heading(&self) -> String {
+        let e = &self.environment;
+        let mut h = format!(
+            "dataset {} (seed {}): {} vertices, {} edges, max degree {}, mean degree {:.2}; direction {}\n",
+            e.dataset, e.seed, e.vertices, e.edges, e.max_degree, e.mean_degree, e.direction
+        );
+        if let Some(load) = &self.load {
+            let _ = writeln!(
+                h,
+                "load: {} edges in {:.2} s = {:.0} edges/s",
+                load.edges_sent, load.seconds, load.edges_per_second
+            );
+        }
+        let _ = writeln!(
+            h,
+            "server: {} at {}; machine: {} cores, {:.1} GiB; {}",
+            e.server_kind, e.server_url, e.cores, e.memory_gib, e.date_utc
+        );
+        h
+    }
+
+    /// Writes `<dir>/<dataset>.md` and `<dir>/<dataset>.json`; returns their paths.
+    pub fn write(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let stem = dir.join(&self.environment.dataset);
+        let md = stem.with_extension("md");
+        let json = stem.with_extension("json");
+        let text = format!(
+            "# Benchmark: {}\n\n```\n{}\n{}```\n\n{}",
+            self.environment.dataset,
+            self.environment.command,
+            self.heading(),
+            self.table()
+        );
+        std::fs::write(&md, text)?;
+        std::fs::write(&json, serde_json::to_string_pretty(self)?)?;
+        Ok(vec![md, json])
+    }
+}

@@ -1,0 +1,237 @@
+//! `graph`: load and query the SpacetimeDB graph module from the terminal, against any server
+//! that speaks SpacetimeDB's HTTP API (the embedded graph-host or an official `spacetime start`).
+
+use clap::{Args, Parser, Subcommand};
+use graph_client::edgelist::read_edge_list;
+use graph_client::graph::{Direction, GraphDb, QueryStats, TxOptions};
+use graph_client::server::Server;
+use graph_client::token_store;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(version, about, propagate_version = true)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct Global {
+    /// Server URL.
+    #[arg(
+        long,
+        global = true,
+        env = "GRAPH_SERVER",
+        default_value = "http://127.0.0.1:3000"
+    )]
+    server: String,
+    /// Database (module) name.
+    #[arg(long, global = true, env = "GRAPH_DATABASE", default_value = "graph")]
+    database: String,
+    /// Identity token; by default one is created and remembered per server.
+    #[arg(long, global = true, env = "GRAPH_TOKEN")]
+    token: Option<String>,
+    /// Print answers as JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    /// Also print the module's transaction stats (hold times, edges scanned).
+    #[arg(long, global = true)]
+    stats: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load an edge list (SNAP text or CSV, optionally .gz). Idempotent: re-running it is safe.
+    Load {
+        file: PathBuf,
+        /// Skip the first N edges (to resume an interrupted load faster).
+        #[arg(long, default_value_t = 0)]
+        resume_from: usize,
+    },
+    /// Add the edge A → B (creating missing vertices).
+    AddEdge { a: u64, b: u64 },
+    /// Remove the edge A → B.
+    RemoveEdge { a: u64, b: u64 },
+    /// List the distinct neighbors of V.
+    Neighbors {
+        v: u64,
+        #[arg(long, default_value = "out")]
+        dir: Direction,
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+    },
+    /// Breadth-first search from V.
+    Bfs {
+        v: u64,
+        #[arg(long, default_value = "out")]
+        dir: Direction,
+        #[arg(long)]
+        depth: Option<u32>,
+        /// How many visited vertices to list.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// A shortest path from A to B.
+    Path {
+        a: u64,
+        b: u64,
+        #[arg(long, default_value = "out")]
+        dir: Direction,
+        #[arg(long)]
+        max_depth: Option<u32>,
+    },
+    /// Vertex and edge counts and the graph version.
+    Stats,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let g = &cli.global;
+    let token = match &g.token {
+        Some(token) => token.clone(),
+        None => token_store::token_for(&Server::new(&g.server))?,
+    };
+    let db = GraphDb::new(Server::new(&g.server).with_token(token), &g.database);
+    let stats = |s: &QueryStats| {
+        if g.stats && !g.json {
+            println!(
+                "stats: {} tx, longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned",
+                s.transactions,
+                s.max_hold_us,
+                s.total_hold_us,
+                s.total_us,
+                s.yields,
+                s.vertices_expanded,
+                s.edges_scanned
+            );
+        }
+    };
+    match cli.command {
+        Command::Load { file, resume_from } => {
+            // The whole file is parsed first: a malformed line stops the load before any call.
+            let edges = read_edge_list(&file)?;
+            let summary = edges.summary();
+            let mut rest = edges.clone();
+            rest.src.drain(..resume_from.min(edges.len()));
+            rest.dst.drain(..resume_from.min(edges.len()));
+            let bar = ProgressBar::new(edges.len() as u64).with_style(
+                ProgressStyle::with_template("{bar:40} {pos}/{len} edges ({per_sec})")?,
+            );
+            bar.set_position(resume_from as u64);
+            let result = db.load(&rest, |sent| bar.set_position((resume_from + sent) as u64));
+            bar.finish_and_clear();
+            if let Err(e) = result {
+                let at = bar.position();
+                anyhow::bail!(
+                    "{e}\nloaded up to edge {at}; re-run the same command (loading is idempotent), or add --resume-from {at}"
+                );
+            }
+            let info = db.info()?;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"file": file, "rows": summary.edges, "vertices": info.vertices, "edges": info.edges})
+                );
+            } else {
+                println!(
+                    "loaded {} rows from {}; the graph now has {} vertices and {} edges",
+                    summary.edges,
+                    file.display(),
+                    info.vertices,
+                    info.edges
+                );
+            }
+        }
+        Command::AddEdge { a, b } => db.add_edges(&[a], &[b])?,
+        Command::RemoveEdge { a, b } => db.remove_edges(&[a], &[b])?,
+        Command::Neighbors { v, dir, limit } => {
+            let n = db.neighbors(v, dir, limit)?.value;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"vertex": v, "neighbors": n.neighbors, "truncated": n.truncated, "stats": n.stats})
+                );
+            } else {
+                let list: Vec<String> = n.neighbors.iter().map(u64::to_string).collect();
+                let more = if n.truncated { " …" } else { "" };
+                println!("{v} ({dir}): {}{more}", list.join(" "));
+                stats(&n.stats);
+            }
+        }
+        Command::Bfs {
+            v,
+            dir,
+            depth,
+            limit,
+        } => {
+            let r = db.bfs(v, dir, depth, limit, TxOptions::default())?.value;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"start": v, "visited": r.visited, "levels": r.levels, "vertices": r.vertices, "stats": r.stats})
+                );
+            } else {
+                println!("visited {} vertices from {v} ({dir})", r.visited);
+                for (d, n) in r.levels.iter().enumerate() {
+                    println!("  depth {d}: {n}");
+                }
+                let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
+                println!("first {}: {}", r.vertices.len(), list.join(" "));
+                stats(&r.stats);
+            }
+        }
+        Command::Path {
+            a,
+            b,
+            dir,
+            max_depth,
+        } => {
+            let p = db
+                .shortest_path(a, b, dir, max_depth, TxOptions::default())?
+                .value;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"source": a, "target": b, "status": format!("{:?}", p.status), "path": p.path, "stats": p.stats})
+                );
+            } else if p.path.is_empty() {
+                println!("no path from {a} to {b} ({dir}): {:?}", p.status);
+                stats(&p.stats);
+            } else {
+                let list: Vec<String> = p.path.iter().map(u64::to_string).collect();
+                println!("{} hops: {}", p.path.len() - 1, list.join(" → "));
+                stats(&p.stats);
+            }
+        }
+        Command::Stats => {
+            let info = db.info()?;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"vertices": info.vertices, "edges": info.edges, "version": info.version})
+                );
+            } else {
+                println!(
+                    "{} vertices, {} edges, version {}",
+                    info.vertices, info.edges, info.version
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,501 @@
+//! Reading edge-list files (SNAP text, CSV, optionally gzip-compressed) into parallel id arrays.
+//!
+//! The reader streams: one reusable line buffer, ids parsed straight from bytes, so a
+//! 35M-line file costs no per-line allocation. Rows are kept exactly as written (file order,
+//! duplicates, self-loops): deduplication is the module's job, and the loader must be able to
+//! send what the user gave it.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use flate2::bufread::MultiGzDecoder;
+use thiserror::Error;
+
+/// Edge rows as parallel arrays (`src[i] -> dst[i]`), in file order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EdgeList {
+    pub src: Vec<u64>,
+    pub dst: Vec<u64>,
+}
+
+impl EdgeList {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_capacity(rows: usize) -> Self {
+        Self {
+            src: Vec::with_capacity(rows),
+            dst: Vec::with_capacity(rows),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.src.is_empty()
+    }
+
+    pub fn push(&mut self, src: u64, dst: u64) {
+        self.src.push(src);
+        self.dst.push(dst);
+    }
+
+    /// Rows as `(src, dst)` pairs, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (u64, u64)> + '_ {
+        self.src.iter().copied().zip(self.dst.iter().copied())
+    }
+
+    /// Size and degree statistics of the rows as written.
+    ///
+    /// Degree is the undirected row degree: rows with `src == v` plus rows with `dst == v`.
+    /// So a duplicate row counts each time and a self-loop counts twice, and
+    /// `mean_degree == 2 * edges / vertices`. (This is not the distinct-neighbor degree the
+    /// module reports after deduplication.)
+    ///
+    /// Counting uses a dense counter array indexed by id when the largest id is below twice
+    /// the row count (the usual SNAP case; the array is then no larger than a sort buffer),
+    /// otherwise it sorts all endpoint ids and counts runs. Both are O(rows) memory.
+    pub fn summary(&self) -> Summary {
+        let edges = self.len() as u64;
+        let Some(max_id) = self.src.iter().chain(&self.dst).copied().max() else {
+            return Summary::default();
+        };
+        let (vertices, max_degree) = if max_id < 2 * edges {
+            let mut counts = vec![0u64; max_id as usize + 1];
+            for &v in self.src.iter().chain(&self.dst) {
+                counts[v as usize] += 1;
+            }
+            let vertices = counts.iter().filter(|&&c| c > 0).count() as u64;
+            (vertices, counts.iter().copied().max().unwrap_or(0))
+        } else {
+            let mut ids: Vec<u64> = self.src.iter().chain(&self.dst).copied().collect();
+            ids.sort_unstable();
+            let (mut vertices, mut max_degree) = (0u64, 0u64);
+            for run in ids.chunk_by(|a, b| a == b) {
+                vertices += 1;
+                max_degree = max_degree.max(run.len() as u64);
+            }
+            (vertices, max_degree)
+        };
+        Summary {
+            vertices,
+            edges,
+            max_degree,
+            mean_degree: 2.0 * edges as f64 / vertices as f64,
+        }
+    }
+}
+
+/// What [`EdgeList::summary`] reports; see there for the degree definition.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Summary {
+    /// Distinct ids in `src ∪ dst`.
+    pub vertices: u64,
+    /// Rows, including duplicates and self-loops.
+    pub edges: u64,
+    pub max_degree: u64,
+    pub mean_degree: f64,
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} vertices, {} edges, max degree {}, mean degree {:.2}",
+            self.vertices, self.edges, self.max_degree, self.mean_degree
+        )
+    }
+}
+
+/// Text layout of an edge-list file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// SNAP: `src dst` separated by tabs and/or spaces; `#` comment lines.
+    Snap,
+    /// Comma separated `src,dst`; `#` comment lines; an optional non-numeric header as the
+    /// first non-comment line.
+    Csv,
+}
+
+impl Format {
+    /// `.csv` (optionally followed by `.gz`) is CSV; anything else is read as SNAP.
+    pub fn from_path(path: &Path) -> Format {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let name = name.strip_suffix(".gz").unwrap_or(&name);
+        if name.ends_with(".csv") {
+            Format::Csv
+        } else {
+            Format::Snap
+        }
+    }
+}
+
+/// Why an edge-list file could not be read. Always names the file; parse errors name the
+/// 1-based line.
+#[derive(Debug, Error)]
+pub enum EdgeListError {
+    #[error("cannot open {file}: {error}")]
+    Open { file: String, error: io::Error },
+    #[error("{file}: line {line}: read error: {error}")]
+    Read {
+        file: String,
+        line: u64,
+        error: io::Error,
+    },
+    #[error("{file}: line {line}: {problem}")]
+    Line {
+        file: String,
+        line: u64,
+        problem: LineError,
+    },
+}
+
+/// What is wrong with one line.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum LineError {
+    #[error("expected two vertex ids, found {0}")]
+    TooFewFields(usize),
+    #[error("too many fields: expected two vertex ids, found {0}")]
+    TooManyFields(usize),
+    #[error("empty field where a vertex id was expected")]
+    EmptyField,
+    #[error("`{0}` is not an unsigned integer")]
+    NotAnInteger(String),
+    #[error("`{0}` does not fit in a 64-bit vertex id")]
+    TooLarge(String),
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const READ_BUFFER: usize = 1 << 20;
+
+/// Reads a whole edge-list file. The format comes from [`Format::from_path`]; the file is
+/// decompressed (streaming) if its name ends in `.gz` or it starts with the gzip magic bytes.
+pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|error| EdgeListError::Open {
+        file: name.clone(),
+        error,
+    })?;
+    let mut reader = BufReader::with_capacity(READ_BUFFER, file);
+    let starts_gzip = reader
+        .fill_buf()
+        .map_err(|error| EdgeListError::Read {
+            file: name.clone(),
+            line: 1,
+            error,
+        })?
+        .starts_with(&GZIP_MAGIC);
+    let gz_name = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let format = Format::from_path(path);
+    if starts_gzip || gz_name {
+        let decoder = BufReader::with_capacity(READ_BUFFER, MultiGzDecoder::new(reader));
+        parse_edge_list(decoder, &name, format)
+    } else {
+        parse_edge_list(reader, &name, format)
+    }
+}
+
+/// Parses edge rows from any buffered reader; `name` is only used in error messages.
+pub fn parse_edge_list<R: BufRead>(
+    mut reader: R,
+    name: &str,
+    format: Format,
+) -> Result<EdgeList, EdgeListError> {
+    let mut edges = EdgeList::new();
+    let mut buf = Vec::with_capacity(256);
+    let mut line_no = 0u64;
+    let mut seen_data_line = false;
+    loop {
+        buf.clear();
+        line_no += 1;
+        let read = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|error| EdgeListError::Read {
+                file: name.to_owned(),
+                line: line_no,
+                error,
+            })?;
+        if read == 0 {
+            return Ok(edges);
+        }
+        let line = buf.trim_ascii();
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        let first_data_line = !seen_data_line;
+        seen_data_line = true;
+        let parsed = match format {
+            Format::Snap => parse_fields(
+                line.split(u8::is_ascii_whitespace)
+                    .filter(|f| !f.is_empty()),
+            ),
+            Format::Csv => {
+                if first_data_line && is_csv_header(line) {
+                    continue;
+                }
+                parse_fields(line.split(|&b| b == b',').map(<[u8]>::trim_ascii))
+            }
+        };
+        let (s, d) = parsed.map_err(|problem| EdgeListError::Line {
+            file: name.to_owned(),
+            line: line_no,
+            problem,
+        })?;
+        edges.push(s, d);
+    }
+}
+
+/// A CSV header is a first line none of whose fields is a number (e.g. `src,dst`).
+fn is_csv_header(line: &[u8]) -> bool {
+    line.split(|&b| b == b',')
+        .all(|f| parse_id(f.trim_ascii()).is_err())
+}
+
+fn parse_fields<'a>(mut fields: impl Iterator<Item = &'a [u8]>) -> Result<(u64, u64), LineError> {
+    let (a, b) = match (fields.next(), fields.next()) {
+        (Some(a), Some(b)) => (a, b),
+        (first, _) => return Err(LineError::TooFewFields(usize::from(first.is_some()))),
+    };
+    let extra = fields.count();
+    if extra > 0 {
+        return Err(LineError::TooManyFields(2 + extra));
+    }
+    Ok((parse_id(a)?, parse_id(b)?))
+}
+
+fn parse_id(field: &[u8]) -> Result<u64, LineError> {
+    if field.is_empty() {
+        return Err(LineError::EmptyField);
+    }
+    if !field.iter().all(u8::is_ascii_digit) {
+        return Err(LineError::NotAnInteger(shown(field)));
+    }
+    field
+        .iter()
+        .try_fold(0u64, |acc, &b| {
+            acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        })
+        .ok_or_else(|| LineError::TooLarge(shown(field)))
+}
+
+/// A field as text for an error message, cut short if it is long (e.g. a binary file).
+fn shown(field: &[u8]) -> String {
+    const MAX: usize = 40;
+    let text = String::from_utf8_lossy(&field[..field.len().min(MAX)]);
+    if field.len() > MAX {
+        format!("{text}…")
+    } else {
+        text.into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn parse(text: &str, format: Format) -> Result<EdgeList, EdgeListError> {
+        parse_edge_list(text.as_bytes(), "test.txt", format)
+    }
+
+    fn rows(list: &EdgeList) -> Vec<(u64, u64)> {
+        list.iter().collect()
+    }
+
+    fn line_error(text: &str, format: Format) -> (u64, LineError, String) {
+        match parse(text, format) {
+            Err(e @ EdgeListError::Line { .. }) => {
+                let message = e.to_string();
+                let EdgeListError::Line { line, problem, .. } = e else {
+                    unreachable!()
+                };
+                (line, problem, message)
+            }
+            other => panic!("expected a line error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn snap_with_comments_blank_lines_tabs_and_spaces() {
+        let text = "# Directed graph\n# FromNodeId\tToNodeId\n0\t1\n\n1 2\r\n  7 \t 900000000000  \n\t\n2\t2\n0\t1";
+        let list = parse(text, Format::Snap).unwrap();
+        assert_eq!(
+            rows(&list),
+            [(0, 1), (1, 2), (7, 900_000_000_000), (2, 2), (0, 1)],
+            "file order, self-loop and duplicate kept, last line without newline read"
+        );
+    }
+
+    #[test]
+    fn csv_with_and_without_header() {
+        let with = parse("# c\nsrc,dst\n1,2\n 3 , 4 \n", Format::Csv).unwrap();
+        assert_eq!(rows(&with), [(1, 2), (3, 4)]);
+        let without = parse("1,2\n3,4\n", Format::Csv).unwrap();
+        assert_eq!(rows(&without), [(1, 2), (3, 4)]);
+    }
+
+    #[test]
+    fn csv_header_only_allowed_first() {
+        let (line, problem, _) = line_error("src,dst\n1,2\nsrc,dst\n", Format::Csv);
+        assert_eq!(line, 3);
+        assert_eq!(problem, LineError::NotAnInteger("src".into()));
+    }
+
+    #[test]
+    fn empty_and_comment_only_files() {
+        assert!(parse("", Format::Snap).unwrap().is_empty());
+        assert!(parse("# nothing\n\n", Format::Snap).unwrap().is_empty());
+        assert!(parse("src,dst\n", Format::Csv).unwrap().is_empty());
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line() {
+        let (line, problem, message) = line_error("1 2\n# c\n\n17\n", Format::Snap);
+        assert_eq!((line, problem), (4, LineError::TooFewFields(1)));
+        assert_eq!(
+            message,
+            "test.txt: line 4: expected two vertex ids, found 1"
+        );
+
+        let (line, problem, message) = line_error("1 2\n3 4\nx12 5\n", Format::Snap);
+        assert_eq!((line, problem), (3, LineError::NotAnInteger("x12".into())));
+        assert_eq!(
+            message,
+            "test.txt: line 3: `x12` is not an unsigned integer"
+        );
+
+        let (line, problem, _) = line_error("1 2 3\n", Format::Snap);
+        assert_eq!((line, problem), (1, LineError::TooManyFields(3)));
+
+        let (line, problem, _) = line_error("1 -2\n", Format::Snap);
+        assert_eq!((line, problem), (1, LineError::NotAnInteger("-2".into())));
+
+        let (line, problem, _) = line_error("1 18446744073709551616\n", Format::Snap);
+        assert_eq!(
+            (line, problem),
+            (1, LineError::TooLarge("18446744073709551616".into()))
+        );
+
+        let (line, problem, _) = line_error("1,2\n3,\n", Format::Csv);
+        assert_eq!((line, problem), (2, LineError::EmptyField));
+
+        let (line, problem, _) = line_error("1,2\n3\t4\n", Format::Csv);
+        assert_eq!((line, problem), (2, LineError::TooFewFields(1)));
+
+        let (line, problem, _) = line_error("1,2,3\n", Format::Csv);
+        assert_eq!((line, problem), (1, LineError::TooManyFields(3)));
+    }
+
+    #[test]
+    fn u64_max_is_a_valid_id() {
+        let list = parse("18446744073709551615 0\n", Format::Snap).unwrap();
+        assert_eq!(rows(&list), [(u64::MAX, 0)]);
+    }
+
+    #[test]
+    fn format_from_path() {
+        assert_eq!(Format::from_path(Path::new("a/b.csv")), Format::Csv);
+        assert_eq!(Format::from_path(Path::new("b.CSV.gz")), Format::Csv);
+        assert_eq!(
+            Format::from_path(Path::new("com-lj.ungraph.txt.gz")),
+            Format::Snap
+        );
+        assert_eq!(Format::from_path(Path::new("edges")), Format::Snap);
+    }
+
+    fn write_gz(path: &Path, text: &str) {
+        let file = File::create(path).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        gz.finish().unwrap();
+    }
+
+    #[test]
+    fn reads_files_plain_gzip_and_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "# snap\n1\t2\n3\t4\n";
+
+        let plain = dir.path().join("g.txt");
+        std::fs::write(&plain, text).unwrap();
+        assert_eq!(rows(&read_edge_list(&plain).unwrap()), [(1, 2), (3, 4)]);
+
+        let gz = dir.path().join("g.txt.gz");
+        write_gz(&gz, text);
+        assert_eq!(rows(&read_edge_list(&gz).unwrap()), [(1, 2), (3, 4)]);
+
+        // Detected by magic bytes even without the suffix.
+        let disguised = dir.path().join("g.edges");
+        write_gz(&disguised, text);
+        assert_eq!(rows(&read_edge_list(&disguised).unwrap()), [(1, 2), (3, 4)]);
+
+        let csv = dir.path().join("g.csv.gz");
+        write_gz(&csv, "src,dst\n5,6\n");
+        assert_eq!(rows(&read_edge_list(&csv).unwrap()), [(5, 6)]);
+    }
+
+    #[test]
+    fn file_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.txt");
+        let err = read_edge_list(&missing).unwrap_err();
+        assert!(matches!(err, EdgeListError::Open { .. }));
+        assert!(err.to_string().contains("missing.txt"), "{err}");
+
+        let bad = dir.path().join("bad.txt");
+        std::fs::write(&bad, "1 2\n3 x\n").unwrap();
+        let err = read_edge_list(&bad).unwrap_err().to_string();
+        assert!(err.contains("bad.txt: line 2: `x` is not"), "{err}");
+
+        let corrupt = dir.path().join("corrupt.txt.gz");
+        std::fs::write(&corrupt, b"\x1f\x8bnot really gzip").unwrap();
+        let err = read_edge_list(&corrupt).unwrap_err();
+        assert!(matches!(err, EdgeListError::Read { .. }), "{err:?}");
+        assert!(err.to_string().contains("corrupt.txt.gz"), "{err}");
+    }
+
+    #[test]
+    fn summary_on_a_hand_checked_graph() {
+        // Rows: 1-2, 2-3, 3-1, 3-4, 4-4 (self-loop), 1-2 (duplicate).
+        // Row degrees: 1:3, 2:3, 3:3, 4:3 (one from 3-4, two from the self-loop).
+        let mut list = EdgeList::new();
+        for (s, d) in [(1, 2), (2, 3), (3, 1), (3, 4), (4, 4), (1, 2)] {
+            list.push(s, d);
+        }
+        let expected = Summary {
+            vertices: 4,
+            edges: 6,
+            max_degree: 3,
+            mean_degree: 3.0,
+        };
+        assert_eq!(list.summary(), expected);
+
+        // A hub with sparse ids takes the sort path (max id >= 2 * rows).
+        let mut sparse = EdgeList::new();
+        for (s, d) in [(10, 1 << 40), (10, 7), (7, 1 << 40)] {
+            sparse.push(s, d);
+        }
+        let s = sparse.summary();
+        assert_eq!((s.vertices, s.edges, s.max_degree), (3, 3, 2));
+        assert!((s.mean_degree - 2.0).abs() < 1e-12);
+
+        let mut hub = EdgeList::new();
+        for leaf in 1..=5 {
+            hub.push(0, leaf);
+        }
+        let s = hub.summary();
+        assert_eq!((s.vertices, s.edges, s.max_degree), (6, 5, 5));
+        assert!((s.mean_degree - 10.0 / 6.0).abs() < 1e-12);
+
+        assert_eq!(EdgeList::new().summary(), Summary::default());
+    }
+}

@@ -1,0 +1,264 @@
+//! The subset of SpacetimeDB's HTTP API this project uses, spoken to any server that implements
+//! it: the embedded `graph-host` or an official `spacetime start`.
+
+use reqwest::StatusCode;
+use reqwest::blocking::{Client, Response};
+use serde::Deserialize;
+use serde_json::Value;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Response header carrying the server-side execution time of a call.
+pub const EXECUTION_HEADER: &str = "spacetime-execution-duration-micros";
+
+#[derive(Debug, Error)]
+pub enum ServerError {
+    #[error(
+        "cannot reach a SpacetimeDB server at {url}: {source}\n  \
+         start one with `scripts/run --serve` (embedded host) or `spacetime start`, \
+         or point --server at a running one"
+    )]
+    Unreachable {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error(
+        "database `{database}` not found on {url}\n  \
+         publish the module first: `spacetime publish -s local -p module {database}` \
+         (or `scripts/run`, which publishes it to the embedded host)"
+    )]
+    UnknownDatabase { url: String, database: String },
+    #[error("{what} failed with HTTP {status}: {message}")]
+    Http {
+        what: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{what}: unexpected response: {message}")]
+    Decode { what: String, message: String },
+}
+
+/// An identity and the token that proves it, as `POST /v1/identity` returns them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Identity {
+    pub identity: String,
+    pub token: String,
+}
+
+/// A successful call: its JSON body (empty for reducers) and the server's execution time.
+#[derive(Debug, Clone)]
+pub struct CallOutput {
+    pub body: Value,
+    pub execution_us: Option<u64>,
+}
+
+/// A connection to one server, with the token that every request carries.
+#[derive(Debug, Clone)]
+pub struct Server {
+    url: String,
+    http: Client,
+    token: Option<String>,
+}
+
+impl Server {
+    /// A client for the server at `url` (e.g. `http://127.0.0.1:3000`), reusing connections.
+    pub fn new(url: &str) -> Self {
+        let http = Client::builder()
+            .timeout(Duration::from_secs(600))
+            .pool_max_idle_per_host(4)
+            .tcp_nodelay(true)
+            .build()
+            .expect("HTTP client");
+        Self {
+            url: url.trim_end_matches('/').to_string(),
+            http,
+            token: None,
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    pub fn with_token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::blocking::RequestBuilder {
+        let req = self.http.request(method, format!("{}{path}", self.url));
+        match &self.token {
+            Some(token) => req.bearer_auth(token),
+            None => req,
+        }
+    }
+
+    fn send(
+        &self,
+        what: &str,
+        req: reqwest::blocking::RequestBuilder,
+    ) -> Result<Response, ServerError> {
+        let resp = req.send().map_err(|source| {
+            if source.is_connect() {
+                ServerError::Unreachable {
+                    url: self.url.clone(),
+                    source,
+                }
+            } else {
+                ServerError::Http {
+                    what: what.to_string(),
+                    status: 0,
+                    message: source.to_string(),
+                }
+            }
+        })?;
+        Ok(resp)
+    }
+
+    /// Turns a non-success response into an error that names the call and quotes the server.
+    fn check(
+        &self,
+        what: &str,
+        database: Option<&str>,
+        resp: Response,
+    ) -> Result<Response, ServerError> {
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(resp);
+        }
+        let message = resp.text().unwrap_or_default();
+        if status == StatusCode::NOT_FOUND
+            && let Some(database) = database
+            && message.to_ascii_lowercase().contains("database")
+        {
+            return Err(ServerError::UnknownDatabase {
+                url: self.url.clone(),
+                database: database.to_string(),
+            });
+        }
+        Err(ServerError::Http {
+            what: what.to_string(),
+            status: status.as_u16(),
+            message,
+        })
+    }
+
+    /// `GET /v1/ping`.
+    pub fn ping(&self) -> Result<(), ServerError> {
+        let resp = self.send("ping", self.request(reqwest::Method::GET, "/v1/ping"))?;
+        self.check("ping", None, resp).map(drop)
+    }
+
+    /// `POST /v1/identity`: a new identity and its token.
+    pub fn create_identity(&self) -> Result<Identity, ServerError> {
+        let what = "creating an identity";
+        let resp = self.send(what, self.http.post(format!("{}/v1/identity", self.url)))?;
+        decode(what, self.check(what, None, resp)?)
+    }
+
+    /// `PUT /v1/database/:name` with the module's wasm; `clear` wipes existing data.
+    pub fn publish(
+        &self,
+        database: &str,
+        wasm: Vec<u8>,
+        clear: bool,
+    ) -> Result<Value, ServerError> {
+        let what = format!("publishing `{database}`");
+        let path = format!("/v1/database/{database}?clear={clear}");
+        let req = self
+            .request(reqwest::Method::PUT, &path)
+            .header("Content-Type", "application/wasm")
+            .body(wasm);
+        let resp = self.send(&what, req)?;
+        decode(&what, self.check(&what, None, resp)?)
+    }
+
+    /// `POST /v1/database/:db/call/:function` with JSON arguments (an array, in order).
+    pub fn call(
+        &self,
+        database: &str,
+        function: &str,
+        args: &Value,
+    ) -> Result<CallOutput, ServerError> {
+        let what = format!("calling `{function}` on `{database}`");
+        let req = self
+            .request(
+                reqwest::Method::POST,
+                &format!("/v1/database/{database}/call/{function}"),
+            )
+            .header("Content-Type", "application/json")
+            .body(args.to_string());
+        let resp = self.check(&what, Some(database), self.send(&what, req)?)?;
+        let execution_us = resp
+            .headers()
+            .get(EXECUTION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok());
+        let text = resp.text().map_err(|e| ServerError::Decode {
+            what: what.clone(),
+            message: e.to_string(),
+        })?;
+        let body = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).map_err(|e| ServerError::Decode {
+                what,
+                message: format!("{e}: {text}"),
+            })?
+        };
+        Ok(CallOutput { body, execution_us })
+    }
+
+    /// `POST /v1/database/:db/sql`: the rows of each statement's result.
+    pub fn sql(&self, database: &str, query: &str) -> Result<Vec<SqlResult>, ServerError> {
+        let what = format!("SQL on `{database}`");
+        let req = self
+            .request(
+                reqwest::Method::POST,
+                &format!("/v1/database/{database}/sql"),
+            )
+            .body(query.to_string());
+        let resp = self.check(&what, Some(database), self.send(&what, req)?)?;
+        decode(&what, resp)
+    }
+
+    /// `GET /v1/database/:db/logs?num_lines=N` (owner only).
+    pub fn logs(&self, database: &str, lines: u32) -> Result<String, ServerError> {
+        let what = format!("logs of `{database}`");
+        let path = format!("/v1/database/{database}/logs?num_lines={lines}");
+        let resp = self.check(
+            &what,
+            Some(database),
+            self.send(&what, self.request(reqwest::Method::GET, &path))?,
+        )?;
+        resp.text().map_err(|e| ServerError::Decode {
+            what,
+            message: e.to_string(),
+        })
+    }
+}
+
+/// One statement's result from the SQL endpoint.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SqlResult {
+    pub schema: Value,
+    pub rows: Vec<Value>,
+    #[serde(default)]
+    pub total_duration_micros: u64,
+}
+
+fn decode<T: serde::de::DeserializeOwned>(what: &str, resp: Response) -> Result<T, ServerError> {
+    let text = resp.text().map_err(|e| ServerError::Decode {
+        what: what.to_string(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_str(&text).map_err(|e| ServerError::Decode {
+        what: what.to_string(),
+        message: format!("{e}: {text}"),
+    })
+}

@@ -1,0 +1,181 @@
+//! Bulk-load and edit reducers. Each call is one transaction: it either commits whole or, on
+//! `Err`, commits nothing. Loads are idempotent: edges are a set, so re-sending a batch (a retry,
+//! or loading the same file twice) leaves the graph as it was.
+
+use crate::schema::{Edge, GraphMeta, Vertex, edge, meta, save_meta, vertex};
+use hashbrown::HashMap;
+use spacetimedb::{ReducerContext, Table, reducer};
+
+/// Most edges (or vertices) one call may carry. Two JSON arrays of 200K ids stay well within a
+/// 2 MB HTTP body for ids up to 10^6; clients split larger inputs.
+pub const MAX_BATCH: usize = 200_000;
+
+fn check_batch(what: &str, len: usize) -> Result<(), String> {
+    if len > MAX_BATCH {
+        return Err(format!(
+            "batch of {len} {what} exceeds the limit of {MAX_BATCH} per call; split it"
+        ));
+    }
+    Ok(())
+}
+
+fn pairs(src: Vec<u64>, dst: Vec<u64>) -> Result<Vec<(u64, u64)>, String> {
+    if src.len() != dst.len() {
+        return Err(format!(
+            "src has {} ids but dst has {}; they must pair up",
+            src.len(),
+            dst.len()
+        ));
+    }
+    check_batch("edges", src.len())?;
+    let mut pairs: Vec<(u64, u64)> = src.into_iter().zip(dst).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    Ok(pairs)
+}
+
+/// Degree changes per vertex, applied once per vertex at the end of a batch.
+#[derive(Default)]
+struct DegreeDeltas(HashMap<u64, (i64, i64)>);
+
+impl DegreeDeltas {
+    fn arc(&mut self, src: u64, dst: u64, sign: i64) {
+        self.0.entry(src).or_default().0 += sign;
+        self.0.entry(dst).or_default().1 += sign;
+    }
+
+    /// Applies the deltas, creating missing vertices; returns how many were created.
+    fn apply(self, ctx: &ReducerContext, meta: &mut GraphMeta) {
+        let vertices = ctx.db.vertex();
+        for (id, (d_out, d_in)) in self.0 {
+            let shift = |degree: u32, delta: i64| (degree as i64 + delta).max(0) as u32;
+            match vertices.id().find(id) {
+                Some(row) => {
+                    vertices.id().update(Vertex {
+                        out_degree: shift(row.out_degree, d_out),
+                        in_degree: shift(row.in_degree, d_in),
+                        ..row
+                    });
+                }
+                None => {
+                    vertices.insert(Vertex {
+                        id,
+                        out_degree: shift(0, d_out),
+                        in_degree: shift(0, d_in),
+                    });
+                    meta.vertices += 1;
+                    meta.max_vertex_id = meta.max_vertex_id.max(id);
+                }
+            }
+        }
+    }
+}
+
+/// Inserts the edges `src[i] → dst[i]`, creating missing vertices. Duplicates (within the batch
+/// or already stored) are ignored.
+#[reducer]
+pub fn add_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(), String> {
+    let pairs = pairs(src, dst)?;
+    let edges = ctx.db.edge();
+    let mut m = meta(&ctx.db);
+    let mut deltas = DegreeDeltas::default();
+    // Inserting an identical row is a no-op in SpacetimeDB; the O(1) row count tells new rows.
+    let mut count = edges.count();
+    for (src, dst) in pairs {
+        edges.insert(Edge { src, dst });
+        let after = edges.count();
+        if after > count {
+            deltas.arc(src, dst, 1);
+        }
+        count = after;
+    }
+    if !deltas.0.is_empty() {
+        m.edges = count;
+        deltas.apply(ctx, &mut m);
+        save_meta(ctx, m);
+    }
+    Ok(())
+}
+
+/// Inserts vertices (without edges); existing ones are left as they are.
+#[reducer]
+pub fn add_vertices(ctx: &ReducerContext, ids: Vec<u64>) -> Result<(), String> {
+    check_batch("vertices", ids.len())?;
+    let vertices = ctx.db.vertex();
+    let mut m = meta(&ctx.db);
+    let before = m.vertices;
+    for id in ids {
+        if vertices.id().find(id).is_none() {
+            vertices.insert(Vertex {
+                id,
+                out_degree: 0,
+                in_degree: 0,
+            });
+            m.vertices += 1;
+            m.max_vertex_id = m.max_vertex_id.max(id);
+        }
+    }
+    if m.vertices != before {
+        save_meta(ctx, m);
+    }
+    Ok(())
+}
+
+/// Deletes the edges `src[i] → dst[i]`; absent edges are ignored. Vertices stay.
+#[reducer]
+pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(), String> {
+    let pairs = pairs(src, dst)?;
+    let mut m = meta(&ctx.db);
+    let mut deltas = DegreeDeltas::default();
+    for (src, dst) in pairs {
+        if ctx.db.edge().by_src_dst().delete((src, dst)) > 0 {
+            deltas.arc(src, dst, -1);
+            m.edges -= 1;
+        }
+    }
+    if !deltas.0.is_empty() {
+        deltas.apply(ctx, &mut m);
+        save_meta(ctx, m);
+    }
+    Ok(())
+}
+
+/// Deletes a vertex and every edge that touches it.
+#[reducer]
+pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
+    if ctx.db.vertex().id().find(id).is_none() {
+        return Err(format!("unknown vertex {id}"));
+    }
+    let mut m = meta(&ctx.db);
+    let mut deltas = DegreeDeltas::default();
+    let out: Vec<Edge> = ctx.db.edge().by_src_dst().filter(id).collect();
+    let inc: Vec<Edge> = ctx.db.edge().dst().filter(id).collect();
+    for e in out.into_iter().chain(inc) {
+        if ctx.db.edge().delete(e) {
+            deltas.arc(e.src, e.dst, -1);
+            m.edges -= 1;
+        }
+    }
+    deltas.0.remove(&id);
+    deltas.apply(ctx, &mut m);
+    ctx.db.vertex().id().delete(id);
+    m.vertices -= 1;
+    save_meta(ctx, m);
+    Ok(())
+}
+
+/// Deletes every vertex and edge. The version keeps counting, so caches see the change.
+#[reducer]
+pub fn clear_graph(ctx: &ReducerContext) -> Result<(), String> {
+    ctx.db.edge().clear();
+    ctx.db.vertex().clear();
+    let m = meta(&ctx.db);
+    save_meta(
+        ctx,
+        GraphMeta {
+            version: m.version,
+            ..GraphMeta::default()
+        },
+    );
+    Ok(())
+}

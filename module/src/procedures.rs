@@ -1,0 +1,233 @@
+//! Stage-2 query procedures: thin wrappers that run the traversal operator over the table
+//! indexes in short transactions (see `tx_runner`) and return typed results with their stats.
+
+use crate::schema::{GraphMeta, meta};
+use crate::source::IndexSource;
+use crate::tx_runner::{DEFAULT_BUDGET, DEFAULT_YIELD_EVERY_US, TxRunner};
+use crate::types::*;
+use graph_traverse::{
+    Bfs, BfsOutcome, BfsQuery, Direction, NeighborSource, PathOutcome, PathQuery, Progress,
+    ShortestPath,
+};
+use spacetimedb::{ProcedureContext, procedure};
+use std::cell::RefCell;
+
+/// Most vertices a BFS may return in its vertex list (the rest are only counted).
+pub const MAX_VERTEX_LIMIT: u32 = 1_000_000;
+/// Most neighbors `neighbors` may return.
+pub const MAX_NEIGHBOR_LIMIT: u32 = 1_000_000;
+
+fn or_default(value: u32, default: u32) -> u32 {
+    if value == 0 { default } else { value }
+}
+
+/// The visited-set bound for a graph: dense when ids are not much sparser than the vertex count.
+pub(crate) fn id_bound(meta: &GraphMeta) -> Option<u64> {
+    let bound = meta.max_vertex_id.checked_add(1)?;
+    (bound <= meta.vertices.saturating_mul(8).saturating_add(4096)).then_some(bound)
+}
+
+/// The graph's counts and version.
+#[procedure]
+pub fn graph_info(ctx: &mut ProcedureContext) -> GraphMeta {
+    ctx.with_tx(|tx| meta(&tx.db))
+}
+
+/// Number of distinct neighbors of `vertex` in `direction` (`out`, `in` or `both`). One
+/// transaction: a primary-key read for `out`/`in`, two index scans for `both`.
+#[procedure]
+pub fn neighbor_count(
+    ctx: &mut ProcedureContext,
+    vertex: u64,
+    direction: String,
+) -> Result<NeighborCount, GraphError> {
+    let dir = parse_direction(&direction)?;
+    let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
+    let count = runner.run(|tx| {
+        let src = IndexSource { db: &tx.db };
+        if !src.contains(vertex) {
+            return None;
+        }
+        Some(match dir {
+            Direction::Both => distinct_neighbors(&src, vertex, dir).len() as u64,
+            _ => src.degree(vertex, dir),
+        })
+    });
+    let count = count.ok_or(GraphError::UnknownVertex(vertex))?;
+    let mut stats = runner.finish();
+    stats.lookups = 1;
+    Ok(NeighborCount {
+        vertex,
+        count,
+        stats,
+    })
+}
+
+/// Distinct neighbors of `vertex` in `direction`, ascending, at most `limit` (0: the maximum).
+#[procedure]
+pub fn neighbors(
+    ctx: &mut ProcedureContext,
+    vertex: u64,
+    direction: String,
+    limit: u32,
+) -> Result<Neighbors, GraphError> {
+    let dir = parse_direction(&direction)?;
+    if limit > MAX_NEIGHBOR_LIMIT {
+        return Err(GraphError::InvalidArgument(format!(
+            "limit {limit} exceeds {MAX_NEIGHBOR_LIMIT}"
+        )));
+    }
+    let limit = or_default(limit, MAX_NEIGHBOR_LIMIT) as usize;
+    let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
+    let found = runner.run(|tx| {
+        let src = IndexSource { db: &tx.db };
+        src.contains(vertex)
+            .then(|| distinct_neighbors(&src, vertex, dir))
+    });
+    let mut neighbors = found.ok_or(GraphError::UnknownVertex(vertex))?;
+    let mut stats = runner.finish();
+    stats.vertices_expanded = 1;
+    stats.edges_scanned = neighbors.len() as u64;
+    let truncated = neighbors.len() > limit;
+    neighbors.truncate(limit);
+    Ok(Neighbors {
+        vertex,
+        neighbors,
+        truncated,
+        stats,
+    })
+}
+
+fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64> {
+    let mut out = Vec::new();
+    src.neighbors(vertex, dir, &mut out);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Breadth-first search from `start`: visited count, per-level counts and the first
+/// `vertex_limit` vertices in BFS order. `max_depth` bounds the levels (none: full traversal).
+/// `tx_budget` caps the work units per transaction and `yield_every_us` the time between yields
+/// (0 for either: the default).
+#[procedure]
+pub fn bfs(
+    ctx: &mut ProcedureContext,
+    start: u64,
+    direction: String,
+    max_depth: Option<u32>,
+    vertex_limit: u32,
+    tx_budget: u32,
+    yield_every_us: u32,
+) -> Result<BfsResult, GraphError> {
+    let dir = parse_direction(&direction)?;
+    let max_depth = check_depth(max_depth)?;
+    if vertex_limit > MAX_VERTEX_LIMIT {
+        return Err(GraphError::InvalidArgument(format!(
+            "vertex_limit {vertex_limit} exceeds {MAX_VERTEX_LIMIT}"
+        )));
+    }
+    let budget = or_default(tx_budget, DEFAULT_BUDGET) as u64;
+    let query = BfsQuery {
+        start,
+        dir,
+        max_depth,
+        target: None,
+        collect_limit: vertex_limit as usize,
+    };
+    let search: RefCell<Option<Bfs>> = RefCell::new(None);
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
+    while runner.run(|tx| {
+        let mut search = search.borrow_mut();
+        let bfs = search.get_or_insert_with(|| Bfs::new(query.clone(), id_bound(&meta(&tx.db))));
+        bfs.step(&IndexSource { db: &tx.db }, budget)
+    }) == Progress::Suspended
+    {}
+    let (outcome, work) = search.into_inner().expect("ran once").into_outcome();
+    let mut stats = runner.finish();
+    stats.add_work(work);
+    bfs_result(start, outcome, stats)
+}
+
+pub(crate) fn bfs_result(
+    start: u64,
+    outcome: BfsOutcome,
+    stats: QueryStats,
+) -> Result<BfsResult, GraphError> {
+    match outcome {
+        BfsOutcome::UnknownStart => Err(GraphError::UnknownVertex(start)),
+        BfsOutcome::Visited {
+            levels, vertices, ..
+        } => Ok(BfsResult {
+            start,
+            visited: levels.iter().sum(),
+            levels,
+            vertices,
+            stats,
+        }),
+    }
+}
+
+/// A shortest path from `source` to `target` following `direction`, by balanced bidirectional
+/// BFS; `max_depth` bounds its length in hops. Budget and yield arguments as for `bfs`.
+#[procedure]
+pub fn shortest_path(
+    ctx: &mut ProcedureContext,
+    source: u64,
+    target: u64,
+    direction: String,
+    max_depth: Option<u32>,
+    tx_budget: u32,
+    yield_every_us: u32,
+) -> Result<PathResult, GraphError> {
+    let dir = parse_direction(&direction)?;
+    let max_depth = check_depth(max_depth)?;
+    let budget = or_default(tx_budget, DEFAULT_BUDGET) as u64;
+    let search = RefCell::new(ShortestPath::new(PathQuery {
+        source,
+        target,
+        dir,
+        max_depth,
+    }));
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
+    while runner.run(|tx| {
+        search
+            .borrow_mut()
+            .step(&IndexSource { db: &tx.db }, budget)
+    }) == Progress::Suspended
+    {}
+    let (outcome, work) = search.into_inner().into_outcome();
+    let mut stats = runner.finish();
+    stats.add_work(work);
+    path_result(source, target, outcome, stats)
+}
+
+pub(crate) fn path_result(
+    source: u64,
+    target: u64,
+    outcome: PathOutcome,
+    stats: QueryStats,
+) -> Result<PathResult, GraphError> {
+    let (status, path) = match outcome {
+        PathOutcome::Found(path) => (PathStatus::Found, path),
+        PathOutcome::Unreachable => (PathStatus::Unreachable, Vec::new()),
+        PathOutcome::BeyondMaxDepth => (PathStatus::BeyondMaxDepth, Vec::new()),
+        PathOutcome::UnknownSource => return Err(GraphError::UnknownVertex(source)),
+        PathOutcome::UnknownTarget => return Err(GraphError::UnknownVertex(target)),
+    };
+    Ok(PathResult {
+        source,
+        target,
+        status,
+        path,
+        stats,
+    })
+}
+
+/// Does nothing: the round-trip floor of a procedure call (measured by the benchmark).
+#[procedure]
+pub fn noop_procedure(_ctx: &mut ProcedureContext) {}
+
+/// Does nothing: the round-trip floor of a reducer call (measured by the benchmark).
+#[spacetimedb::reducer]
+pub fn noop_reducer(_ctx: &spacetimedb::ReducerContext) {}

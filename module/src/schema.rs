@@ -1,0 +1,70 @@
+//! Tables. `vertex`, `edge` and `graph_meta` are public so that clients can subscribe to them and
+//! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
+//! reads its answers from it.
+
+use spacetimedb::{ReducerContext, Table, table};
+
+/// A vertex and its degrees, kept exact by every write so that the bidirectional search can
+/// weigh a frontier (sum of degrees) with one primary-key lookup per vertex.
+#[table(accessor = vertex, public)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vertex {
+    #[primary_key]
+    pub id: u64,
+    pub out_degree: u32,
+    pub in_degree: u32,
+}
+
+/// A directed edge `src → dst`. The (src, dst) index gives out-neighbors as a prefix scan and
+/// lets loaders find duplicates; the dst index gives in-neighbors.
+#[table(accessor = edge, public, index(accessor = by_src_dst, btree(columns = [src, dst])))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Edge {
+    pub src: u64,
+    #[index(btree)]
+    pub dst: u64,
+}
+
+/// One row (id 0) of graph-wide facts: exact counts, an upper bound on vertex ids (lets traversals use
+/// dense visited sets) and a version bumped by every write (lets clients and multi-transaction
+/// traversals detect concurrent changes).
+#[table(accessor = graph_meta, public)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct GraphMeta {
+    #[primary_key]
+    pub id: u8,
+    pub vertices: u64,
+    pub edges: u64,
+    pub max_vertex_id: u64,
+    pub version: u64,
+}
+
+/// Answers written by the reducer-style Stage-1 baseline, read back by the client with SQL.
+/// A BFS writes one row per level (`ordinal` = depth, `value` = vertex count); a shortest path
+/// one row per path vertex (`ordinal` = index, `value` = vertex id). (`position` would be the natural
+/// name, but it is an SQL keyword.)
+#[table(accessor = traversal_result, public)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraversalResult {
+    #[primary_key]
+    #[auto_inc]
+    pub row_id: u64,
+    #[index(btree)]
+    pub query_id: u64,
+    pub ordinal: u32,
+    pub value: u64,
+}
+
+pub(crate) fn meta(db: &spacetimedb::Local) -> GraphMeta {
+    db.graph_meta().id().find(0).unwrap_or_default()
+}
+
+/// Stores `meta` with the version bumped: every committed write goes through here.
+pub(crate) fn save_meta(ctx: &ReducerContext, mut meta: GraphMeta) {
+    meta.version += 1;
+    if ctx.db.graph_meta().id().find(0).is_some() {
+        ctx.db.graph_meta().id().update(meta);
+    } else {
+        ctx.db.graph_meta().insert(meta);
+    }
+}

@@ -1,0 +1,125 @@
+//! Typed arguments and results of the procedures (SATS types: JSON on HTTP, BSATN on the SDK).
+
+use graph_traverse::{Direction, Work};
+use spacetimedb::SpacetimeType;
+
+/// Why a query was refused. Returned as the `err` side of a procedure's `Result`.
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub enum GraphError {
+    /// The vertex does not exist.
+    UnknownVertex(u64),
+    /// An argument is out of range or malformed; the text says which and why.
+    InvalidArgument(String),
+}
+
+impl std::fmt::Display for GraphError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GraphError::UnknownVertex(v) => write!(f, "unknown vertex {v}"),
+            GraphError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+        }
+    }
+}
+
+/// Parses a direction argument: `out`, `in` or `both` (any case).
+pub fn parse_direction(s: &str) -> Result<Direction, GraphError> {
+    match s.to_ascii_lowercase().as_str() {
+        "out" => Ok(Direction::Out),
+        "in" => Ok(Direction::In),
+        "both" => Ok(Direction::Both),
+        _ => Err(GraphError::InvalidArgument(format!(
+            "direction `{s}`: expected `out`, `in` or `both`"
+        ))),
+    }
+}
+
+/// Deepest `max_depth` accepted; anything larger is certainly a mistake.
+pub const MAX_DEPTH_LIMIT: u32 = 1_000_000;
+
+pub fn check_depth(max_depth: Option<u32>) -> Result<Option<u32>, GraphError> {
+    match max_depth {
+        Some(d) if d > MAX_DEPTH_LIMIT => Err(GraphError::InvalidArgument(format!(
+            "max_depth {d} exceeds {MAX_DEPTH_LIMIT}; omit it for an unbounded search"
+        ))),
+        other => Ok(other),
+    }
+}
+
+/// How a query's work was split into transactions, and what it cost.
+///
+/// Times come from the engine's clock (microseconds). A transaction's hold time runs from its
+/// start to the end of its commit; `max_hold_us ≤ total_hold_us ≤ total_us`.
+#[derive(SpacetimeType, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueryStats {
+    pub transactions: u32,
+    /// Times the procedure suspended so that other reducers and procedures could run.
+    pub yields: u32,
+    pub max_hold_us: u64,
+    pub total_hold_us: u64,
+    /// From the procedure's start to its last transaction's end.
+    pub total_us: u64,
+    pub vertices_expanded: u64,
+    pub edges_scanned: u64,
+    /// Single-row lookups (existence checks, degrees).
+    pub lookups: u64,
+    /// `graph_meta.version` seen by the first and the last transaction: if they differ, writes
+    /// committed while the query ran (see the README's consistency section).
+    pub version_start: u64,
+    pub version_end: u64,
+}
+
+impl QueryStats {
+    pub fn add_work(&mut self, work: Work) {
+        self.vertices_expanded += work.vertices_expanded;
+        self.edges_scanned += work.arcs_scanned;
+        self.lookups += work.lookups;
+    }
+}
+
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub struct NeighborCount {
+    pub vertex: u64,
+    pub count: u64,
+    pub stats: QueryStats,
+}
+
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub struct Neighbors {
+    pub vertex: u64,
+    /// Distinct neighbors, ascending, at most `limit` of them.
+    pub neighbors: Vec<u64>,
+    /// Whether more neighbors exist than `limit` allowed.
+    pub truncated: bool,
+    pub stats: QueryStats,
+}
+
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub struct BfsResult {
+    pub start: u64,
+    /// Vertices reached, the start included.
+    pub visited: u64,
+    /// `levels[d]`: vertices first reached at depth `d` (`levels[0] == 1`).
+    pub levels: Vec<u64>,
+    /// The first `vertex_limit` vertices reached, in BFS order.
+    pub vertices: Vec<u64>,
+    pub stats: QueryStats,
+}
+
+#[derive(SpacetimeType, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathStatus {
+    Found,
+    /// No path exists.
+    Unreachable,
+    /// No path of at most `max_depth` hops exists.
+    BeyondMaxDepth,
+}
+
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub struct PathResult {
+    pub source: u64,
+    pub target: u64,
+    pub status: PathStatus,
+    /// A shortest path, source first and target last; empty unless `status` is `Found`.
+    pub path: Vec<u64>,
+    pub stats: QueryStats,
+}

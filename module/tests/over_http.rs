@@ -1,0 +1,413 @@
+//! The real module, published to the real embedded host, called over HTTP, and checked against
+//! the bench-client's independent reference algorithms.
+
+use graph_bench::reference::ReferenceGraph;
+use graph_client::edgelist::EdgeList;
+use graph_client::graph::{
+    ClientError, Direction, GraphDb, GraphError, Mode, PathStatus, QueryStats, TxOptions,
+};
+use graph_client::server::ServerError;
+use graph_testkit::TestHost;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
+
+/// A seeded random graph with sparse ids, self-loops, duplicate rows and two components.
+fn random_edges(seed: u64, vertices: u64, edges: usize) -> EdgeList {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut list = EdgeList::new();
+    let id = |i: u64| i * 1_000 + 7;
+    for _ in 0..edges {
+        // Power-law-ish endpoints: small indices are much more likely.
+        let a = (rng.gen_range(0.0f64..1.0).powi(3) * vertices as f64) as u64;
+        let b = rng.gen_range(0..vertices);
+        // Keep the two halves apart so that some pairs are disconnected.
+        let (a, b) = if (a < vertices / 2) == (b < vertices / 2) {
+            (a, b)
+        } else {
+            (b, b)
+        };
+        list.push(id(a), id(b));
+    }
+    list.push(id(1), id(1));
+    list.push(list.src[0], list.dst[0]);
+    list
+}
+
+fn load_in_batches(db: &GraphDb, edges: &EdgeList, batches: usize) {
+    let size = edges.len().div_ceil(batches);
+    for start in (0..edges.len()).step_by(size) {
+        let end = (start + size).min(edges.len());
+        db.add_edges(&edges.src[start..end], &edges.dst[start..end])
+            .expect("add_edges");
+    }
+}
+
+fn check_stats(stats: &QueryStats, what: &str) {
+    assert!(stats.transactions >= 1, "{what}: {stats:?}");
+    assert!(
+        stats.max_hold_us <= stats.total_hold_us,
+        "{what}: {stats:?}"
+    );
+    assert!(stats.total_hold_us <= stats.total_us, "{what}: {stats:?}");
+}
+
+fn published(host: &TestHost, name: &str) -> GraphDb {
+    GraphDb::new(host.publish_module(name), name)
+}
+
+#[test]
+fn procedures_agree_with_the_reference() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let edges = random_edges(7, 400, 2_500);
+    load_in_batches(&db, &edges, 7);
+    let isolated = [999_999_999u64];
+    db.add_vertices(&isolated).unwrap();
+    let reference = ReferenceGraph::new(&edges);
+
+    let info = db.info().unwrap();
+    let mut distinct: Vec<(u64, u64)> = edges
+        .src
+        .iter()
+        .copied()
+        .zip(edges.dst.iter().copied())
+        .collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(info.edges, distinct.len() as u64);
+    assert_eq!(info.vertices, reference.vertex_count() as u64 + 1);
+
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let vertices = reference.sample_vertices(25, 5);
+    for &v in &vertices {
+        for dir in DIRS {
+            let want = reference.neighbors(v, dir).unwrap();
+            let got = db.neighbors(v, dir, 0).unwrap().value;
+            assert_eq!(got.neighbors, want, "neighbors({v}, {dir})");
+            assert!(!got.truncated);
+            let count = db.neighbor_count(v, dir).unwrap().value;
+            assert_eq!(count.count, want.len() as u64, "neighbor_count({v}, {dir})");
+            check_stats(&count.stats, "neighbor_count");
+            assert_eq!(
+                db.neighbor_count_stage1(v, dir).unwrap().value.count,
+                want.len() as u64
+            );
+            if want.len() > 1 {
+                let limited = db.neighbors(v, dir, 1).unwrap().value;
+                assert_eq!((limited.neighbors.len(), limited.truncated), (1, true));
+            }
+
+            let max_depth = [None, Some(0), Some(1), Some(3)][rng.gen_range(0..4)];
+            let levels = reference.bfs_levels(v, dir, max_depth).unwrap();
+            // A tiny budget forces many transactions; the answer must not change.
+            let tx = TxOptions {
+                tx_budget: [0, 7][rng.gen_range(0..2)],
+                yield_every_us: 0,
+            };
+            let bfs = db.bfs(v, dir, max_depth, 10, tx).unwrap().value;
+            assert_eq!(
+                bfs.levels, levels,
+                "bfs({v}, {dir}, {max_depth:?}) with {tx:?}"
+            );
+            assert_eq!(bfs.visited, levels.iter().sum::<u64>());
+            assert_eq!(bfs.vertices.len(), bfs.visited.min(10) as usize);
+            assert_eq!(bfs.vertices[0], v);
+            check_stats(&bfs.stats, "bfs");
+            if tx.tx_budget == 7 && bfs.visited > 20 {
+                assert!(bfs.stats.transactions > 1, "budget 7 should split {bfs:?}");
+            }
+            let stage1 = db.bfs_stage1(v, dir, max_depth).unwrap().value;
+            assert_eq!(stage1.levels, levels, "bfs_stage1");
+            assert_eq!(
+                db.bfs_stage1_reducer(1, v, dir, max_depth).unwrap(),
+                levels,
+                "bfs reducer"
+            );
+        }
+    }
+
+    let mut found = 0;
+    for dir in DIRS {
+        for (source, target) in reference.sample_pairs(30, dir, 11) {
+            let max_depth = [None, None, Some(2)][rng.gen_range(0..3)];
+            let want = reference.distance(source, target, dir, None);
+            let tx = TxOptions {
+                tx_budget: [0, 5][rng.gen_range(0..2)],
+                yield_every_us: 0,
+            };
+            let ctx = format!("{source}->{target} {dir} {max_depth:?} {tx:?}");
+            for mode in [Mode::Stage2, Mode::Stage1Procedure, Mode::Stage1Reducer] {
+                let got = match mode {
+                    Mode::Stage2 => db
+                        .shortest_path(source, target, dir, max_depth, tx)
+                        .map(|a| a.value),
+                    Mode::Stage1Procedure => db
+                        .shortest_path_stage1(source, target, dir, max_depth)
+                        .map(|a| a.value),
+                    Mode::Stage1Reducer => {
+                        match db.shortest_path_stage1_reducer(2, source, target, dir, max_depth) {
+                            Ok(path) => {
+                                let ok = match want {
+                                    None | Some(None) => path.is_empty(),
+                                    Some(Some(d)) if max_depth.is_some_and(|m| d > m) => {
+                                        path.is_empty()
+                                    }
+                                    Some(Some(d)) => {
+                                        path.len() == d as usize + 1
+                                            && reference.is_path(&path, dir)
+                                    }
+                                };
+                                assert!(ok, "{ctx} reducer: {path:?} vs {want:?}");
+                            }
+                            Err(e) => assert!(want.is_none(), "{ctx} reducer: {e}"),
+                        }
+                        continue;
+                    }
+                };
+                match (got, want) {
+                    (Err(ClientError::Graph(GraphError::UnknownVertex(v))), None) => {
+                        assert!(!reference.contains(v), "{ctx}");
+                    }
+                    (Ok(p), Some(Some(d))) if max_depth.is_none_or(|m| d <= m) => {
+                        assert_eq!(p.status, PathStatus::Found, "{ctx} {mode:?}");
+                        assert_eq!(p.path.len(), d as usize + 1, "{ctx} {mode:?} {p:?}");
+                        assert_eq!((p.path[0], *p.path.last().unwrap()), (source, target));
+                        assert!(reference.is_path(&p.path, dir), "{ctx} {mode:?} {p:?}");
+                        check_stats(&p.stats, "shortest_path");
+                        found += 1;
+                    }
+                    (Ok(p), Some(Some(_))) => {
+                        assert_eq!(p.status, PathStatus::BeyondMaxDepth, "{ctx}")
+                    }
+                    (Ok(p), Some(None)) => {
+                        // With a depth limit, either answer is right: which one depends on
+                        // whether the search ran out of vertices before reaching the limit.
+                        let ok = p.status == PathStatus::Unreachable
+                            || max_depth.is_some() && p.status == PathStatus::BeyondMaxDepth;
+                        assert!(p.path.is_empty() && ok, "{ctx} {mode:?}: {p:?}");
+                    }
+                    (got, want) => panic!("{ctx} {mode:?}: got {got:?}, reference {want:?}"),
+                }
+            }
+        }
+    }
+    assert!(found > 50, "only {found} paths were checked");
+
+    // The isolated vertex is a vertex: BFS sees only itself, paths to it do not exist.
+    let lonely = db
+        .bfs(isolated[0], Direction::Both, None, 5, TxOptions::default())
+        .unwrap()
+        .value;
+    assert_eq!((lonely.visited, lonely.levels), (1, vec![1]));
+    let p = db.shortest_path(
+        vertices[0],
+        isolated[0],
+        Direction::Both,
+        None,
+        TxOptions::default(),
+    );
+    assert_eq!(p.unwrap().value.status, PathStatus::Unreachable);
+}
+
+#[test]
+fn errors_are_typed_and_bad_input_commits_nothing() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let edges = random_edges(3, 200, 1_000);
+    load_in_batches(&db, &edges, 3);
+    let before = db.info().unwrap();
+
+    // Reloading the same batches (a retry, or loading a file twice) changes nothing at all.
+    load_in_batches(&db, &edges, 5);
+    assert_eq!(db.info().unwrap(), before);
+
+    // Bad batches: an error naming the problem, and no change.
+    let err = db.add_edges(&[1, 2], &[3]).unwrap_err().to_string();
+    assert!(err.contains("530") && err.contains("pair up"), "{err}");
+    let many = vec![5u64; 200_001];
+    let err = db.add_edges(&many, &many).unwrap_err().to_string();
+    assert!(err.contains("exceeds the limit"), "{err}");
+    let huge = vec![u64::MAX; 60_000];
+    let err = db.add_edges(&huge, &huge).unwrap_err().to_string();
+    assert!(err.contains("413"), "{err}");
+    assert_eq!(db.info().unwrap(), before);
+
+    let unknown = 424_242_424u64;
+    let e = db.neighbors(unknown, Direction::Out, 0).unwrap_err();
+    assert!(
+        matches!(e, ClientError::Graph(GraphError::UnknownVertex(v)) if v == unknown),
+        "{e}"
+    );
+    let e = db
+        .bfs(unknown, Direction::Out, None, 0, TxOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(e, ClientError::Graph(GraphError::UnknownVertex(_))),
+        "{e}"
+    );
+    let v = edges.src[0];
+    let e = db
+        .shortest_path(v, unknown, Direction::Both, None, TxOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(e, ClientError::Graph(GraphError::UnknownVertex(u)) if u == unknown),
+        "{e}"
+    );
+    let e = db
+        .bfs(v, Direction::Out, Some(5_000_000), 0, TxOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(e, ClientError::Graph(GraphError::InvalidArgument(_))),
+        "{e}"
+    );
+    let e = db.server().call(
+        "graph",
+        "bfs",
+        &serde_json::json!([v, "sideways", {"none": {}}, 0, 0, 0]),
+    );
+    let e = e.map(|o| o.body).unwrap();
+    assert!(e.to_string().contains("sideways"), "{e}");
+    let e = db
+        .server()
+        .call("graph", "bfs", &serde_json::json!([v, "out", -3, 0, 0, 0]))
+        .unwrap_err();
+    assert!(matches!(e, ServerError::Http { status: 400, .. }), "{e}");
+
+    // Depth 0 and self-paths.
+    let zero = db
+        .bfs(v, Direction::Both, Some(0), 5, TxOptions::default())
+        .unwrap()
+        .value;
+    assert_eq!((zero.levels, zero.vertices), (vec![1], vec![v]));
+    let own = db
+        .shortest_path(v, v, Direction::Out, Some(0), TxOptions::default())
+        .unwrap()
+        .value;
+    assert_eq!((own.status, own.path), (PathStatus::Found, vec![v]));
+
+    // Edits keep counts and degrees exact.
+    db.remove_edges(&[edges.src[0]], &[edges.dst[0]]).unwrap();
+    assert_eq!(db.info().unwrap().edges, before.edges - 1);
+    db.remove_edges(&[edges.src[0]], &[edges.dst[0]]).unwrap();
+    assert_eq!(db.info().unwrap().edges, before.edges - 1);
+    let hub = edges.dst[5];
+    let degree = db
+        .neighbors(hub, Direction::Both, 0)
+        .unwrap()
+        .value
+        .neighbors
+        .len();
+    db.remove_vertex(hub).unwrap();
+    assert!(
+        db.remove_vertex(hub)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown vertex")
+    );
+    let after = db.info().unwrap();
+    assert_eq!(after.vertices, before.vertices - 1);
+    assert!(after.edges + degree as u64 <= before.edges);
+    for &w in edges.src.iter().take(50) {
+        if w != hub {
+            let n = db.neighbors(w, Direction::Both, 0).unwrap().value.neighbors;
+            assert!(!n.contains(&hub));
+            let c = db.neighbor_count(w, Direction::Out).unwrap().value.count;
+            assert_eq!(
+                c,
+                db.neighbors(w, Direction::Out, 0)
+                    .unwrap()
+                    .value
+                    .neighbors
+                    .len() as u64
+            );
+        }
+    }
+    db.clear().unwrap();
+    let cleared = db.info().unwrap();
+    assert_eq!((cleared.vertices, cleared.edges), (0, 0));
+    assert!(cleared.version > after.version);
+}
+
+#[test]
+fn data_survives_a_restart() {
+    let mut host = TestHost::start();
+    let db = published(&host, "graph");
+    let edges = random_edges(5, 100, 300);
+    load_in_batches(&db, &edges, 2);
+    let before = db.info().unwrap();
+    host.restart();
+    assert_eq!(db.info().unwrap(), before);
+    let v = edges.src[0];
+    assert!(
+        db.bfs(v, Direction::Both, None, 0, TxOptions::default())
+            .unwrap()
+            .value
+            .visited
+            > 1
+    );
+}
+
+/// While a long traversal runs, a writer from another client gets in — because the procedure
+/// yields. With yielding effectively disabled, the same writer has to wait for the traversal.
+#[test]
+fn yielding_lets_writers_in_during_a_long_traversal() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let n = 300_000u64;
+    let mut ring = EdgeList::new();
+    for i in 0..n {
+        for k in 1..=3 {
+            ring.push(i, (i + k) % n);
+        }
+    }
+    db.load(&ring, |_| {}).unwrap();
+    let (_, writer_server) = host.client();
+    let writer = GraphDb::new(writer_server, "graph");
+
+    // Returns (traversal finished, writer finished) in elapsed time since start, and the stats.
+    let race = |yield_every_us: u32| {
+        let tx = TxOptions {
+            tx_budget: 2_000,
+            yield_every_us,
+        };
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            let traversal = s.spawn(|| {
+                let r = db.bfs(0, Direction::Out, None, 0, tx).unwrap().value;
+                (t0.elapsed(), r)
+            });
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            writer.add_edges(&[n + 1], &[n + 2]).unwrap();
+            let wrote = t0.elapsed();
+            let (traversed, result) = traversal.join().unwrap();
+            (traversed, wrote, result)
+        })
+    };
+    let (traversed, wrote, result) = race(1_000);
+    assert_eq!(result.visited, n);
+    assert!(
+        traversed.as_millis() > 300,
+        "traversal too short ({traversed:?}) to show anything; make the graph larger"
+    );
+    assert!(
+        result.stats.yields > 0 && result.stats.transactions > 10,
+        "{:?}",
+        result.stats
+    );
+    assert!(
+        wrote < traversed,
+        "writer {wrote:?} should finish before the traversal {traversed:?}"
+    );
+
+    let (traversed, wrote, result) = race(u32::MAX);
+    assert_eq!(result.stats.yields, 0);
+    // Both ends are timed by different client threads: allow them a little skew.
+    let skew = std::time::Duration::from_millis(20);
+    assert!(
+        wrote + skew >= traversed,
+        "without yields the writer ({wrote:?}) waits for the traversal ({traversed:?})"
+    );
+}

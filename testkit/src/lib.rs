@@ -1,0 +1,192 @@
+//! Integration-test harness: runs the real `graph-host` binary on a free loopback port with its
+//! own data directory, publishes the real module wasm, and talks to it over HTTP with the same
+//! client the tools use. The process is always stopped when the [`TestHost`] is dropped.
+//!
+//! Artifacts are found next to the test binary (`$CARGO_TARGET_DIR/release/graph-host` and
+//! `$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/graph_module.wasm`), or through
+//! `GRAPH_HOST_BIN` and `GRAPH_MODULE_WASM`. `scripts/test` builds both before the tests.
+
+use graph_client::server::{Identity, Server};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// The release output directory that holds the test binary (`…/target/release`).
+fn release_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // Test binaries live in `…/release/deps/`.
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binary inside a target directory")
+        .to_path_buf()
+}
+
+fn artifact(env: &str, default: PathBuf, build_hint: &str) -> PathBuf {
+    let path = std::env::var_os(env).map(PathBuf::from).unwrap_or(default);
+    assert!(
+        path.exists(),
+        "{} not found: build it first with `{build_hint}` (or run scripts/test), or set {env}",
+        path.display()
+    );
+    path
+}
+
+/// The `graph-host` binary under test.
+pub fn host_binary() -> PathBuf {
+    artifact(
+        "GRAPH_HOST_BIN",
+        release_dir().join("graph-host"),
+        "cargo build --release -p graph-host",
+    )
+}
+
+/// The module wasm under test, read into memory.
+pub fn module_wasm() -> Vec<u8> {
+    let default = release_dir()
+        .parent()
+        .expect("target directory")
+        .join("wasm32-unknown-unknown/release/graph_module.wasm");
+    let path = artifact(
+        "GRAPH_MODULE_WASM",
+        default,
+        "cargo build --release -p graph-module --target wasm32-unknown-unknown",
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// A running embedded host owned by a test.
+pub struct TestHost {
+    child: Option<Child>,
+    url: String,
+    data_dir: TempDir,
+    log_path: PathBuf,
+}
+
+impl TestHost {
+    /// Starts a durable host with a fresh data directory.
+    pub fn start() -> Self {
+        let data_dir = tempfile::tempdir().expect("temp data dir");
+        let log_path = data_dir.path().join("host.log");
+        let mut host = Self {
+            child: None,
+            url: format!("http://127.0.0.1:{}", free_port()),
+            data_dir,
+            log_path,
+        };
+        host.launch();
+        host
+    }
+
+    /// Starts the process on this host's address (the same one across restarts).
+    fn launch(&mut self) {
+        let listen = self.url.trim_start_matches("http://").to_string();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .expect("host log file");
+        let child = Command::new(host_binary())
+            .args(["--listen", &listen, "--data-dir"])
+            .arg(self.data_dir.path().join("data"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log handle"))
+            .stderr(log)
+            .spawn()
+            .expect("spawning graph-host");
+        self.child = Some(child);
+        self.wait_ready();
+    }
+
+    fn wait_ready(&mut self) {
+        let server = Server::new(&self.url);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut last_error = None;
+        while Instant::now() < deadline {
+            match server.ping() {
+                Ok(()) => return,
+                Err(e) => last_error = Some(e),
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!(
+                    "graph-host exited with {status} before serving:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "graph-host did not answer /v1/ping within 60 s ({last_error:?}):\n{}",
+            self.log()
+        );
+    }
+
+    /// The host's combined stdout and stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A client without a token (each call mints a new identity, as on the official server).
+    pub fn anonymous(&self) -> Server {
+        Server::new(&self.url)
+    }
+
+    /// A new identity and a client that uses its token.
+    pub fn client(&self) -> (Identity, Server) {
+        let identity = self
+            .anonymous()
+            .create_identity()
+            .expect("POST /v1/identity");
+        let server = Server::new(&self.url).with_token(identity.token.clone());
+        (identity, server)
+    }
+
+    /// Publishes the module under test as `name`, as a new identity; returns that client.
+    pub fn publish_module(&self, name: &str) -> Server {
+        let (_, server) = self.client();
+        server
+            .publish(name, module_wasm(), false)
+            .expect("publishing the module");
+        server
+    }
+
+    /// Stops the host (as a crash would: no graceful shutdown) and starts it again on the same
+    /// data directory.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.launch();
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for TestHost {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A loopback port that was free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("binding a loopback port")
+        .port()
+}
+
+/// JSON helper for call arguments.
+pub use serde_json::json;
