@@ -1,0 +1,52 @@
+# Shared by the scripts: the pinned toolchain, where build output goes, and artifact paths.
+# Sourced, not run.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLCHAIN="1.97.0"
+WASM_TARGET="wasm32-unknown-unknown"
+# Build output lives outside the checkout, where the machine keeps it between runs and clones.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/stdb-graph/target}"
+HOST_BIN="$CARGO_TARGET_DIR/release/graph-host"
+BENCH_BIN="$CARGO_TARGET_DIR/release/graph-bench"
+MODULE_WASM="$CARGO_TARGET_DIR/$WASM_TARGET/release/graph_module.wasm"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Installs the pinned toolchain and the wasm target if missing (RUSTUP_AUTO_INSTALL may be off).
+ensure_toolchain() {
+  command -v rustup >/dev/null || die "rustup is required: install it from your package manager or rustup.rs"
+  if ! rustup run "$TOOLCHAIN" rustc --version >/dev/null 2>&1 \
+     || ! rustup target list --installed --toolchain "$TOOLCHAIN" | grep -qx "$WASM_TARGET"; then
+    say "installing Rust $TOOLCHAIN with $WASM_TARGET"
+    rustup toolchain install "$TOOLCHAIN" --profile minimal -c rustfmt -c clippy -t "$WASM_TARGET"
+  fi
+}
+
+# Builds the module wasm, then every native target: the embedded host (which links the V8 stub
+# archive), the clients and the tests. Always the whole workspace with all targets: that is the
+# package and feature selection `cargo test --workspace` uses, so spacetimedb-core is compiled
+# once, not once per differently-featured subset.
+build_all() {
+  cd "$ROOT"
+  say "building the module ($WASM_TARGET)"
+  cargo build --release --locked -p graph-module --target "$WASM_TARGET"
+  say "building the workspace (target dir: $CARGO_TARGET_DIR)"
+  cargo build --release --locked --workspace --all-targets
+}
+
+# Starts the embedded host in the background on $1 (host:port) with extra args; sets HOST_PID.
+start_host() {
+  local listen="$1"; shift
+  local log="$CARGO_TARGET_DIR/graph-host.log"
+  say "starting graph-host on $listen (log: $log)"
+  "$HOST_BIN" --listen "$listen" "$@" >"$log" 2>&1 &
+  HOST_PID=$!
+  trap 'kill "$HOST_PID" 2>/dev/null || true' EXIT
+  for _ in $(seq 1 300); do
+    if curl -fsS "http://$listen/v1/ping" >/dev/null 2>&1; then return 0; fi
+    kill -0 "$HOST_PID" 2>/dev/null || { cat "$log" >&2; die "graph-host exited during start-up"; }
+    sleep 0.1
+  done
+  die "graph-host did not answer on $listen within 30 s (log: $log)"
+}
