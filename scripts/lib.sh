@@ -29,8 +29,8 @@ ensure_toolchain() {
 # once, not once per differently-featured subset.
 build_all() {
   cd "$ROOT"
-  say "building the module ($WASM_TARGET)"
-  cargo build --release --locked -p graph-module --target "$WASM_TARGET"
+  say "building the modules ($WASM_TARGET)"
+  cargo build --release --locked -p graph-module -p graph-conformance-module --target "$WASM_TARGET"
   say "building the workspace (target dir: $CARGO_TARGET_DIR)"
   cargo build --release --locked --workspace --all-targets
 }

@@ -42,17 +42,24 @@ pub fn host_binary() -> PathBuf {
     )
 }
 
-/// The module wasm under test, read into memory.
+/// The graph module's wasm, read into memory.
 pub fn module_wasm() -> Vec<u8> {
+    wasm("graph_module", "GRAPH_MODULE_WASM")
+}
+
+/// The conformance module's wasm (engine semantics for the host's HTTP tests).
+pub fn conformance_wasm() -> Vec<u8> {
+    wasm("graph_conformance_module", "GRAPH_CONFORMANCE_WASM")
+}
+
+fn wasm(crate_name: &str, env: &str) -> Vec<u8> {
     let default = release_dir()
         .parent()
         .expect("target directory")
-        .join("wasm32-unknown-unknown/release/graph_module.wasm");
-    let path = artifact(
-        "GRAPH_MODULE_WASM",
-        default,
-        "cargo build --release -p graph-module --target wasm32-unknown-unknown",
-    );
+        .join(format!("wasm32-unknown-unknown/release/{crate_name}.wasm"));
+    let package = crate_name.replace('_', "-");
+    let hint = format!("cargo build --release -p {package} --target wasm32-unknown-unknown");
+    let path = artifact(env, default, &hint);
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 

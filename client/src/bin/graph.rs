@@ -157,8 +157,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::AddEdge { a, b } => db.add_edges(&[a], &[b])?,
-        Command::RemoveEdge { a, b } => db.remove_edges(&[a], &[b])?,
+        Command::AddEdge { a, b } | Command::RemoveEdge { a, b } => {
+            let adding = matches!(cli.command, Command::AddEdge { .. });
+            if adding {
+                db.add_edges(&[a], &[b])?;
+            } else {
+                db.remove_edges(&[a], &[b])?;
+            }
+            let info = db.info()?;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"src": a, "dst": b, "added": adding, "edges": info.edges, "version": info.version})
+                );
+            } else {
+                let verb = if adding { "added" } else { "removed" };
+                println!("{verb} {a} → {b}; the graph has {} edges", info.edges);
+            }
+        }
         Command::Neighbors { v, dir, limit } => {
             let n = db.neighbors(v, dir, limit)?.value;
             if g.json {

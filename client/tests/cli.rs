@@ -1,0 +1,188 @@
+//! The `graph` CLI end to end: the real binary against the real embedded host and module.
+
+use graph_testkit::TestHost;
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Output};
+
+/// A small directed graph in SNAP format, with comments, tabs and spaces, and a duplicate row:
+/// 1→2, 2→3, 3→4, 1→5, 5→4, 4→6, 7→8 (7 and 8 are a separate component).
+const SNAP: &str =
+    "# test graph\n# FromNodeId\tToNodeId\n1\t2\n2 3\n3\t4\n1\t5\n5\t4\n4\t6\n7\t8\n1\t2\n";
+
+struct Cli<'a> {
+    host: &'a TestHost,
+    token: String,
+}
+
+impl Cli<'_> {
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_graph"))
+            .args([
+                "--server",
+                self.host.url(),
+                "--token",
+                &self.token,
+                "--database",
+                "graph",
+            ])
+            .args(args)
+            .env(
+                "XDG_CONFIG_HOME",
+                std::env::temp_dir().join("graph-cli-test-config"),
+            )
+            .output()
+            .expect("running graph")
+    }
+
+    /// Runs a command that must succeed and print JSON.
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = self.run(&all);
+        assert!(
+            out.status.success(),
+            "graph {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {out:?}"))
+    }
+
+    /// Runs a command that must fail; returns its stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "graph {args:?} should fail: {out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+fn file(dir: &tempfile::TempDir, name: &str, contents: &[u8]) -> String {
+    let path = dir.path().join(name);
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(contents)
+        .unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn load_query_and_errors() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let cli = Cli {
+        host: &host,
+        token: server.token().unwrap().to_string(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let snap = file(&dir, "g.txt", SNAP.as_bytes());
+
+    // Loading twice leaves the same graph (duplicates and re-sent rows are harmless).
+    let first = cli.json(&["load", &snap]);
+    assert_eq!(
+        (first["vertices"].as_u64(), first["edges"].as_u64()),
+        (Some(8), Some(7)),
+        "{first}"
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(SNAP.as_bytes()).unwrap();
+    let gz = file(&dir, "g.txt.gz", &gz.finish().unwrap());
+    let second = cli.json(&["load", &gz]);
+    assert_eq!(
+        (&second["vertices"], &second["edges"]),
+        (&first["vertices"], &first["edges"])
+    );
+    let version = cli.json(&["stats"])["version"].clone();
+
+    // Answers, checked against the graph above.
+    assert_eq!(
+        cli.json(&["neighbors", "1"])["neighbors"],
+        serde_json::json!([2, 5])
+    );
+    assert_eq!(
+        cli.json(&["neighbors", "4", "--dir", "in"])["neighbors"],
+        serde_json::json!([3, 5])
+    );
+    assert_eq!(
+        cli.json(&["neighbors", "4", "--dir", "both"])["neighbors"],
+        serde_json::json!([3, 5, 6])
+    );
+    let bfs = cli.json(&["bfs", "1"]);
+    assert_eq!(
+        (bfs["visited"].clone(), bfs["levels"].clone()),
+        (serde_json::json!(6), serde_json::json!([1, 2, 2, 1]))
+    );
+    assert_eq!(
+        cli.json(&["bfs", "1", "--depth", "1"])["levels"],
+        serde_json::json!([1, 2])
+    );
+    let path = cli.json(&["path", "1", "6"]);
+    let hops: Vec<u64> = serde_json::from_value(path["path"].clone()).unwrap();
+    assert!(hops == [1, 2, 3, 4, 6] || hops == [1, 5, 4, 6], "{path}");
+    assert_eq!(hops.len(), 4, "the shortest path is 1→5→4→6: {path}");
+    assert_eq!(cli.json(&["path", "6", "1"])["status"], "Unreachable");
+    assert_eq!(
+        cli.json(&["path", "6", "1", "--dir", "both"])["path"]
+            .as_array()
+            .map(Vec::len),
+        Some(4)
+    );
+    assert!(cli.json(&["path", "1", "6", "--stats"])["stats"]["transactions"].as_u64() >= Some(1));
+    let human = cli.run(&["path", "1", "6", "--stats"]);
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("3 hops") && human.contains("stats:"),
+        "{human}"
+    );
+
+    // Bad input: a clear error naming the line, a non-zero exit, nothing loaded.
+    let bad = file(&dir, "bad.txt", b"10\t11\n12\t13\n14 x15\n16\t17\n");
+    let err = cli.fails(&["load", &bad]);
+    assert!(err.contains("line 3") && err.contains("x15"), "{err}");
+    assert_eq!(
+        cli.json(&["stats"])["version"],
+        version,
+        "a bad file must load nothing"
+    );
+    let err = cli.fails(&["neighbors", "999"]);
+    assert!(err.contains("unknown vertex 999"), "{err}");
+    let err = cli.fails(&["load", &dir.path().join("missing.txt").to_string_lossy()]);
+    assert!(err.contains("missing.txt"), "{err}");
+
+    // Edits.
+    cli.json(&["add-edge", "6", "7"]);
+    assert_eq!(
+        cli.json(&["path", "1", "8"])["path"]
+            .as_array()
+            .map(Vec::len),
+        Some(6)
+    );
+    cli.json(&["remove-edge", "6", "7"]);
+    assert_eq!(cli.json(&["path", "1", "8"])["status"], "Unreachable");
+
+    // Wrong database and no server: the error says what to do.
+    let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args([
+            "--server",
+            host.url(),
+            "--token",
+            &cli.token,
+            "--database",
+            "nope",
+            "stats",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("spacetime publish"),
+        "{out:?}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args(["--server", "http://127.0.0.1:9", "--token", "t", "stats"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("spacetime start"),
+        "{err}"
+    );
+}

@@ -1,0 +1,101 @@
+//! Exercises what graph-host must pass through unchanged from the engine: reducer commit and
+//! rollback, procedure transactions that commit or roll back, panics, and typed return values.
+//! Used only by `host/tests/http_api.rs`.
+
+use spacetimedb::{
+    ProcedureContext, ReducerContext, SpacetimeType, Table, procedure, reducer, table,
+};
+
+#[table(accessor = note, public)]
+pub struct Note {
+    #[primary_key]
+    #[auto_inc]
+    pub id: u64,
+    pub text: String,
+}
+
+/// Private: only the owner may read it with SQL.
+#[table(accessor = secret)]
+pub struct Secret {
+    pub text: String,
+}
+
+#[reducer]
+pub fn add_note(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    if text.is_empty() {
+        return Err("text must not be empty".into());
+    }
+    ctx.db.note().insert(Note {
+        id: 0,
+        text: text.clone(),
+    });
+    ctx.db.secret().insert(Secret { text });
+    Ok(())
+}
+
+/// Inserts, then fails: the insert must be rolled back.
+#[reducer]
+pub fn add_note_then_fail(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    ctx.db.note().insert(Note { id: 0, text });
+    Err("failed after inserting".into())
+}
+
+#[reducer]
+pub fn panic_reducer(_ctx: &ReducerContext) {
+    panic!("reducer panicked on purpose");
+}
+
+/// Inserts in a procedure transaction that commits; returns the new row's id.
+#[procedure]
+pub fn insert_note(ctx: &mut ProcedureContext, text: String) -> u64 {
+    ctx.with_tx(|tx| {
+        tx.db
+            .note()
+            .insert(Note {
+                id: 0,
+                text: text.clone(),
+            })
+            .id
+    })
+}
+
+/// Inserts in a procedure transaction that returns `Err`: the insert must be rolled back.
+#[procedure]
+pub fn insert_note_then_fail(ctx: &mut ProcedureContext, text: String) -> Result<u64, String> {
+    ctx.try_with_tx(|tx| {
+        tx.db.note().insert(Note {
+            id: 0,
+            text: text.clone(),
+        });
+        Err::<u64, String>("rolled back on purpose".into())
+    })
+}
+
+#[procedure]
+pub fn panic_procedure(_ctx: &mut ProcedureContext) -> u32 {
+    panic!("procedure panicked on purpose");
+}
+
+#[derive(SpacetimeType)]
+pub enum Kind {
+    Nothing,
+    Count(u64),
+}
+
+#[derive(SpacetimeType)]
+pub struct Echo {
+    pub x: u64,
+    pub label: Option<String>,
+    pub kind: Kind,
+}
+
+/// A typed return value with a struct, an `Option` and an enum.
+#[procedure]
+pub fn echo(_ctx: &mut ProcedureContext, x: u64, label: Option<String>) -> Echo {
+    let kind = if x == 0 {
+        Kind::Nothing
+    } else {
+        Kind::Count(x)
+    };
+    Echo { x, label, kind }
+}

@@ -1,0 +1,140 @@
+//! graph-host speaks SpacetimeDB's HTTP API: the real host, the real engine, a real module
+//! (the conformance module), over real HTTP. (Kept here rather than in host/ so that the test
+//! binary does not link the whole engine again.)
+
+use graph_client::server::{Server, ServerError};
+use graph_testkit::{TestHost, conformance_wasm, json};
+use serde_json::Value;
+
+fn status(result: Result<impl std::fmt::Debug, ServerError>) -> u16 {
+    match result {
+        Err(ServerError::Http { status, .. }) => status,
+        Err(ServerError::UnknownDatabase { .. }) => 404,
+        other => panic!("expected an HTTP error, got {other:?}"),
+    }
+}
+
+fn notes(server: &Server) -> Vec<Value> {
+    let results = server.sql("conf", "SELECT text FROM note").expect("SQL");
+    results[0].rows.iter().map(|row| row[0].clone()).collect()
+}
+
+#[test]
+fn calls_transactions_errors_and_restart() {
+    let mut host = TestHost::start();
+    let (_, owner) = host.client();
+    let published = owner.publish("conf", conformance_wasm(), false).unwrap();
+    assert_eq!(published["Success"]["op"], "created", "{published}");
+    assert_eq!(published["Success"]["domain"], "conf");
+
+    // A token keeps its identity: the same client is recognised as the owner (logs are owner-only).
+    assert!(owner.logs("conf", 10).is_ok());
+    let (_, stranger) = host.client();
+    assert_eq!(status(stranger.logs("conf", 10)), 403);
+
+    // Reducers: 200 with an empty body; Err and panics are 530 and commit nothing.
+    let ok = owner.call("conf", "add_note", &json!(["first"])).unwrap();
+    assert_eq!(ok.body, Value::Null);
+    assert!(ok.execution_us.is_some());
+    let err = owner.call("conf", "add_note", &json!([""])).unwrap_err();
+    assert!(
+        err.to_string().contains("530") && err.to_string().contains("must not be empty"),
+        "{err}"
+    );
+    assert_eq!(
+        status(owner.call("conf", "add_note_then_fail", &json!(["ghost"]))),
+        530
+    );
+    assert_eq!(status(owner.call("conf", "panic_reducer", &json!([]))), 530);
+    assert_eq!(notes(&owner), vec![json!("first")]);
+
+    // Procedures: typed SATS-JSON returns; with_tx commits; try_with_tx Err rolls back; panic 500.
+    let echo = owner
+        .call("conf", "echo", &json!([7, {"some": "x"}]))
+        .unwrap()
+        .body;
+    assert_eq!(echo, json!([7, [0, "x"], [1, 7]]));
+    let echo = owner
+        .call("conf", "echo", &json!([0, {"none": {}}]))
+        .unwrap()
+        .body;
+    assert_eq!(echo, json!([0, [1, []], [0, []]]));
+    let id = owner
+        .call("conf", "insert_note", &json!(["second"]))
+        .unwrap()
+        .body;
+    assert!(id.as_u64().is_some(), "{id}");
+    let failed = owner
+        .call("conf", "insert_note_then_fail", &json!(["ghost"]))
+        .unwrap()
+        .body;
+    assert_eq!(failed, json!([1, "rolled back on purpose"]));
+    assert_eq!(
+        status(owner.call("conf", "panic_procedure", &json!([]))),
+        500
+    );
+    assert_eq!(notes(&owner), vec![json!("first"), json!("second")]);
+
+    // Errors: unknown function and database 404, bad arguments 400, oversize body 413.
+    assert_eq!(
+        status(owner.call("conf", "no_such_function", &json!([]))),
+        404
+    );
+    assert_eq!(
+        status(owner.call("no-such-db", "add_note", &json!(["x"]))),
+        404
+    );
+    assert_eq!(status(owner.call("conf", "add_note", &json!([42]))), 400);
+    assert_eq!(
+        status(owner.call("conf", "add_note", &json!(["a", "b"]))),
+        400
+    );
+    let huge = "x".repeat(2_200_000);
+    assert_eq!(status(owner.call("conf", "add_note", &json!([huge]))), 413);
+
+    // Wrong content type 415, bad token 401, non-wasm publish 400, someone else's database 403.
+    let http = reqwest::blocking::Client::new();
+    let url = format!("{}/v1/database/conf/call/add_note", host.url());
+    let resp = http
+        .post(&url)
+        .header("Content-Type", "text/plain")
+        .body("[\"x\"]")
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 415);
+    let resp = http
+        .post(&url)
+        .bearer_auth("not-a-token")
+        .json(&json!(["x"]))
+        .send()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 401);
+    assert_eq!(
+        status(owner.publish("other", b"(module)".to_vec(), false)),
+        400
+    );
+    assert_eq!(
+        status(stranger.publish("conf", conformance_wasm(), false)),
+        403
+    );
+
+    // SQL: public tables for everyone, private ones for the owner only.
+    assert_eq!(notes(&stranger).len(), 2);
+    assert!(owner.sql("conf", "SELECT * FROM secret").is_ok());
+    assert!(stranger.sql("conf", "SELECT * FROM secret").is_err());
+
+    // Durable by default: data, ownership and tokens survive a restart.
+    host.restart();
+    assert_eq!(notes(&owner), vec![json!("first"), json!("second")]);
+    assert!(owner.logs("conf", 10).is_ok());
+    let again = owner.publish("conf", conformance_wasm(), false).unwrap();
+    assert_eq!(again["Success"]["op"], "updated");
+    assert_eq!(
+        again["Success"]["database_identity"],
+        published["Success"]["database_identity"]
+    );
+
+    // clear=true wipes the data.
+    owner.publish("conf", conformance_wasm(), true).unwrap();
+    assert!(notes(&owner).is_empty());
+}
