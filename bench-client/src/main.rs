@@ -44,6 +44,9 @@ struct Args {
     /// Measured queries per Stage-2 benchmark.
     #[arg(long, default_value_t = 50)]
     runs: usize,
+    /// Measured queries per Stage-2 full BFS benchmark (each visits the whole component).
+    #[arg(long, default_value_t = 10)]
+    bfs_runs: usize,
     /// Measured queries per Stage-1 benchmark (each scans every edge).
     #[arg(long, default_value_t = 5)]
     stage1_runs: usize,
@@ -70,6 +73,9 @@ struct Args {
     /// Single-edge inserts per contention phase (0: skip the contention workload).
     #[arg(long, default_value_t = 200)]
     writes: usize,
+    /// Single-edge inserts while Stage-1 traversals run (each may wait for a whole query).
+    #[arg(long, default_value_t = 10)]
+    stage1_writes: usize,
     /// Work units per transaction for Stage-2 procedures (0: the module's default).
     #[arg(long, default_value_t = 0)]
     tx_budget: u32,
@@ -203,7 +209,7 @@ fn main() -> anyhow::Result<()> {
                     .map(drop)
                     .map_err(Into::into)
             };
-            let writes = args.writes.min(20);
+            let writes = args.stage1_writes;
             let first = first_id + 4 * args.writes as u64;
             contention.push(contention::run(
                 &writer,

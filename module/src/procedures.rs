@@ -1,7 +1,7 @@
 //! Stage-2 query procedures: thin wrappers that run the traversal operator over the table
 //! indexes in short transactions (see `tx_runner`) and return typed results with their stats.
 
-use crate::schema::{GraphMeta, meta};
+use crate::schema::{GraphMeta, meta, vertex};
 use crate::source::IndexSource;
 use crate::tx_runner::{DEFAULT_BUDGET, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
@@ -43,19 +43,24 @@ pub fn neighbor_count(
 ) -> Result<NeighborCount, GraphError> {
     let dir = parse_direction(&direction)?;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
-    let count = runner.run(|tx| {
+    // `out`/`in`: the degree kept in the vertex row. `both`: distinct neighbors need a scan.
+    let found = runner.run(|tx| {
         let src = IndexSource { db: &tx.db };
-        if !src.contains(vertex) {
-            return None;
-        }
+        let row = tx.db.vertex().id().find(vertex)?;
         Some(match dir {
-            Direction::Both => distinct_neighbors(&src, vertex, dir).len() as u64,
-            _ => src.degree(vertex, dir),
+            Direction::Out => (row.out_degree as u64, 0),
+            Direction::In => (row.in_degree as u64, 0),
+            Direction::Both => {
+                let scanned = row.out_degree as u64 + row.in_degree as u64;
+                (distinct_neighbors(&src, vertex, dir).len() as u64, scanned)
+            }
         })
     });
-    let count = count.ok_or(GraphError::UnknownVertex(vertex))?;
+    let (count, scanned) = found.ok_or(GraphError::UnknownVertex(vertex))?;
     let mut stats = runner.finish();
     stats.lookups = 1;
+    stats.vertices_expanded = (scanned > 0) as u64;
+    stats.edges_scanned = scanned;
     Ok(NeighborCount {
         vertex,
         count,
