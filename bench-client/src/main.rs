@@ -156,10 +156,10 @@ fn main() -> anyhow::Result<()> {
     let mut results = roundtrip(&db, args.roundtrip_calls)?;
     for &workload in &args.workloads {
         for &mode in &args.modes {
-            let n = if mode == Mode::Stage2 {
-                args.runs
-            } else {
-                args.stage1_runs
+            let n = match (mode, workload) {
+                (Mode::Stage2, Workload::BfsFull) => args.bfs_runs,
+                (Mode::Stage2, _) => args.runs,
+                _ => args.stage1_runs,
             };
             let warmup = if mode == Mode::Stage2 { args.warmup } else { 0 };
             let (v, p) = (

@@ -12,11 +12,13 @@ use crate::schema::meta;
 use crate::types::QueryStats;
 use spacetimedb::{ProcedureContext, Timestamp, TxContext};
 
-/// Work units (arcs + vertices + lookups) per transaction when the caller does not say. At
-/// roughly 0.3–0.5 µs per unit inside the engine this keeps transactions near 2–3 ms.
-pub const DEFAULT_BUDGET: u32 = 5_000;
-/// Longest stretch of wall time a procedure runs without letting others in, by default.
-pub const DEFAULT_YIELD_EVERY_US: u32 = 5_000;
+/// Work units (arcs + vertices + lookups) per transaction when the caller does not say: about
+/// 1.5 ms of work, under 5 ms at the worst (measured: results/tuning.md).
+pub const DEFAULT_BUDGET: u32 = 2_500;
+/// Longest stretch of wall time a procedure runs without letting others in, by default. A
+/// single-edge insert over HTTP is three executor jobs (connect, reducer, disconnect), each of
+/// which may wait for a yield; 2 ms keeps its p99 near 5 ms for ~25% more full-BFS time.
+pub const DEFAULT_YIELD_EVERY_US: u32 = 2_000;
 
 pub struct TxRunner<'c> {
     ctx: &'c mut ProcedureContext,
