@@ -180,7 +180,11 @@ impl Bench<'_> {
                         .map(|path| reducer_path(a, b, path)),
                 };
                 let sample = match &answer {
-                    Ok(answer) => timed(answer.execution_us, Some(answer.value.stats)),
+                    // Reducer answers come back as rows, without the module's stats.
+                    Ok(answer) => timed(
+                        answer.execution_us,
+                        (mode != Mode::Stage1Reducer).then_some(answer.value.stats),
+                    ),
                     Err(_) => timed(None, None),
                 };
                 self.verify_path(a, b, answer.map(|a| a.value))?;

@@ -65,41 +65,8 @@ impl fmt::Display for GraphError {
     }
 }
 
-/// Which arcs a query follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Direction {
-    Out,
-    In,
-    Both,
-}
-
-impl Direction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Out => "out",
-            Direction::In => "in",
-            Direction::Both => "both",
-        }
-    }
-}
-
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Direction {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "out" => Ok(Direction::Out),
-            "in" => Ok(Direction::In),
-            "both" => Ok(Direction::Both),
-            _ => Err(format!("direction `{s}`: expected out, in or both")),
-        }
-    }
-}
+/// Which arcs a query follows: the module's own type, shared so that both parse alike.
+pub use graph_traverse::Direction;
 
 /// The module's `graph_meta` row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

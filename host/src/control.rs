@@ -290,22 +290,7 @@ impl Control {
             initial_program: program.hash,
             bootstrap_generation: 0,
         };
-        self.hc
-            .check_module_validity(record.database(), program.clone())
-            .await
-            .map_err(|e| HttpError::internal(format!("{e:#}")))?;
-        self.programs
-            .put(&program.bytes)
-            .await
-            .map_err(HttpError::internal)?;
-        if let Err(e) = self
-            .hc
-            .get_or_launch_module_host(record.database(), replica_id)
-            .await
-        {
-            self.retire_replica(replica_id).await;
-            return Err(HttpError::internal(format!("{e:#}")));
-        }
+        self.launch_replica(&record, program).await?;
         self.commit(|registry| {
             if let Some(name) = &record.name {
                 registry
@@ -350,14 +335,9 @@ impl Control {
         }
     }
 
-    /// `?clear=true`: wipes the data by moving the database to a fresh replica initialised from
-    /// the new program, then drops the old replica.
-    async fn reset(&self, mut db: DbRecord, program_bytes: Box<[u8]>) -> Result<(), HttpError> {
-        let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
-        let old_replica = db.replica_id;
-        db.initial_program = program.hash;
-        db.bootstrap_generation += 1;
-        db.replica_id = self.registry.lock().unwrap().alloc_id();
+    /// Validates `program`, stores it, and starts `db`'s replica from it; a replica that fails
+    /// to start is removed again.
+    async fn launch_replica(&self, db: &DbRecord, program: Program) -> Result<(), HttpError> {
         self.hc
             .check_module_validity(db.database(), program.clone())
             .await
@@ -366,7 +346,6 @@ impl Control {
             .put(&program.bytes)
             .await
             .map_err(HttpError::internal)?;
-        // Start the new replica before retiring the old one, so a failure leaves the data intact.
         if let Err(e) = self
             .hc
             .get_or_launch_module_host(db.database(), db.replica_id)
@@ -375,6 +354,19 @@ impl Control {
             self.retire_replica(db.replica_id).await;
             return Err(HttpError::internal(format!("{e:#}")));
         }
+        Ok(())
+    }
+
+    /// `?clear=true`: wipes the data by moving the database to a fresh replica initialised from
+    /// the new program, then drops the old replica.
+    async fn reset(&self, mut db: DbRecord, program_bytes: Box<[u8]>) -> Result<(), HttpError> {
+        let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
+        let old_replica = db.replica_id;
+        db.initial_program = program.hash;
+        db.bootstrap_generation += 1;
+        db.replica_id = self.registry.lock().unwrap().alloc_id();
+        // Start the new replica before retiring the old one, so a failure leaves the data intact.
+        self.launch_replica(&db, program).await?;
         self.commit(|registry| {
             if let Some(slot) = registry.databases.iter_mut().find(|d| d.id == db.id) {
                 *slot = db.clone();

@@ -23,14 +23,7 @@ impl std::fmt::Display for GraphError {
 
 /// Parses a direction argument: `out`, `in` or `both` (any case).
 pub fn parse_direction(s: &str) -> Result<Direction, GraphError> {
-    match s.to_ascii_lowercase().as_str() {
-        "out" => Ok(Direction::Out),
-        "in" => Ok(Direction::In),
-        "both" => Ok(Direction::Both),
-        _ => Err(GraphError::InvalidArgument(format!(
-            "direction `{s}`: expected `out`, `in` or `both`"
-        ))),
-    }
+    s.parse().map_err(GraphError::InvalidArgument)
 }
 
 /// Deepest `max_depth` accepted; anything larger is certainly a mistake.

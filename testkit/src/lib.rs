@@ -44,23 +44,34 @@ pub fn host_binary() -> PathBuf {
 
 /// The graph module's wasm, read into memory.
 pub fn module_wasm() -> Vec<u8> {
-    wasm("graph_module", "GRAPH_MODULE_WASM")
+    read(&module_wasm_path())
+}
+
+/// Where the graph module's wasm is (for tools that publish it themselves).
+pub fn module_wasm_path() -> PathBuf {
+    wasm_path("graph_module", "GRAPH_MODULE_WASM")
 }
 
 /// The conformance module's wasm (engine semantics for the host's HTTP tests).
 pub fn conformance_wasm() -> Vec<u8> {
-    wasm("graph_conformance_module", "GRAPH_CONFORMANCE_WASM")
+    read(&wasm_path(
+        "graph_conformance_module",
+        "GRAPH_CONFORMANCE_WASM",
+    ))
 }
 
-fn wasm(crate_name: &str, env: &str) -> Vec<u8> {
+fn wasm_path(crate_name: &str, env: &str) -> PathBuf {
     let default = release_dir()
         .parent()
         .expect("target directory")
         .join(format!("wasm32-unknown-unknown/release/{crate_name}.wasm"));
     let package = crate_name.replace('_', "-");
     let hint = format!("cargo build --release -p {package} --target wasm32-unknown-unknown");
-    let path = artifact(env, default, &hint);
-    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+    artifact(env, default, &hint)
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 /// A running embedded host owned by a test.

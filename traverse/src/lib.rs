@@ -40,6 +40,35 @@ impl Direction {
             Direction::Both => Direction::Both,
         }
     }
+
+    /// The name used in procedure arguments and on command lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Out => "out",
+            Direction::In => "in",
+            Direction::Both => "both",
+        }
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Direction {
+    type Err = String;
+
+    /// Parses `out`, `in` or `both`, in any case.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "out" => Ok(Direction::Out),
+            "in" => Ok(Direction::In),
+            "both" => Ok(Direction::Both),
+            _ => Err(format!("direction `{s}`: expected `out`, `in` or `both`")),
+        }
+    }
 }
 
 /// Read access to a graph, as the traversal operator needs it.
