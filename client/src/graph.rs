@@ -248,22 +248,32 @@ impl GraphDb {
         Ok(())
     }
 
+    /// Calls `name` and decodes its JSON answer as `T`; also returns the server's execution time.
+    fn call_decoded<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<(T, Option<u64>), ClientError> {
+        let out = self.server.call(&self.database, name, &args)?;
+        let value = serde_json::from_value(out.body.clone()).map_err(|e| ServerError::Decode {
+            what: format!("`{name}`'s answer"),
+            message: format!("{e}: {}", out.body),
+        })?;
+        Ok((value, out.execution_us))
+    }
+
+    /// Calls a procedure returning `Result<T, GraphError>`.
     fn procedure<T: DeserializeOwned>(
         &self,
         name: &str,
         args: Value,
     ) -> Result<Answer<T>, ClientError> {
-        let out = self.server.call(&self.database, name, &args)?;
-        let decode_error = |e: serde_json::Error| ServerError::Decode {
-            what: format!("`{name}`'s answer"),
-            message: format!("{e}: {}", out.body),
-        };
-        match serde_json::from_value::<WireResult<T>>(out.body.clone()).map_err(decode_error)? {
-            WireResult::Ok(value) => Ok(Answer {
+        match self.call_decoded::<WireResult<T>>(name, args)? {
+            (WireResult::Ok(value), execution_us) => Ok(Answer {
                 value,
-                execution_us: out.execution_us,
+                execution_us,
             }),
-            WireResult::Err(e) => Err(ClientError::Graph(e)),
+            (WireResult::Err(e), _) => Err(ClientError::Graph(e)),
         }
     }
 
@@ -333,14 +343,7 @@ impl GraphDb {
 
     /// The graph's counts and version.
     pub fn info(&self) -> Result<GraphMeta, ClientError> {
-        let out = self.server.call(&self.database, "graph_info", &json!([]))?;
-        serde_json::from_value(out.body.clone()).map_err(|e| {
-            ServerError::Decode {
-                what: "graph_info".into(),
-                message: format!("{e}: {}", out.body),
-            }
-            .into()
-        })
+        Ok(self.call_decoded("graph_info", json!([]))?.0)
     }
 
     pub fn neighbor_count(

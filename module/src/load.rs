@@ -44,7 +44,7 @@ impl DegreeDeltas {
         self.0.entry(dst).or_default().1 += sign;
     }
 
-    /// Applies the deltas, creating missing vertices; returns how many were created.
+    /// Applies the deltas, creating missing vertices (counted in `meta`).
     fn apply(self, ctx: &ReducerContext, meta: &mut GraphMeta) {
         let vertices = ctx.db.vertex();
         for (id, (d_out, d_in)) in self.0 {

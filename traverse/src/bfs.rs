@@ -178,15 +178,6 @@ impl Bfs {
         self.into_outcome()
     }
 
-    pub fn outcome(&self) -> Option<&BfsOutcome> {
-        self.outcome.as_ref()
-    }
-
-    /// Work spent so far.
-    pub fn work(&self) -> Work {
-        self.work
-    }
-
     /// The outcome and the work spent; panics if the search has not finished.
     pub fn into_outcome(self) -> (BfsOutcome, Work) {
         (self.outcome.expect("BFS has not finished"), self.work)

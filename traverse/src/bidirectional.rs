@@ -232,20 +232,6 @@ impl ShortestPath {
         self.into_outcome()
     }
 
-    pub fn outcome(&self) -> Option<&PathOutcome> {
-        self.outcome.as_ref()
-    }
-
-    /// Work spent so far.
-    pub fn work(&self) -> Work {
-        self.work
-    }
-
-    /// Vertices either side has reached so far.
-    pub fn vertices_reached(&self) -> usize {
-        self.forward.parents.len() + self.backward.parents.len()
-    }
-
     /// The outcome and the work spent; panics if the search has not finished.
     pub fn into_outcome(self) -> (PathOutcome, Work) {
         (
