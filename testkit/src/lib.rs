@@ -177,18 +177,31 @@ impl TestHost {
         server
     }
 
-    /// Stops the host (as a crash would: no graceful shutdown) and starts it again on the same
-    /// data directory.
+    /// Stops the host gracefully (see `stop`) and starts it again on the same data directory.
     pub fn restart(&mut self) {
         self.stop();
         self.launch();
     }
 
+    /// Stops the host as an operator would: SIGTERM, on which it flushes every commit log and
+    /// exits. (SIGKILL is a crash: SpacetimeDB acknowledges commits before they reach the disk,
+    /// so a crash may lose the last ones.) Kills it if it has not exited within 30 s.
     fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
