@@ -149,7 +149,7 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
     let out: Vec<Edge> = ctx.db.edge().by_src_dst().filter(id).collect();
-    let inc: Vec<Edge> = ctx.db.edge().dst().filter(id).collect();
+    let inc: Vec<Edge> = ctx.db.edge().by_dst_src().filter(id).collect();
     for e in out.into_iter().chain(inc) {
         if ctx.db.edge().delete(e) {
             deltas.arc(e.src, e.dst, -1);

@@ -16,12 +16,17 @@ pub struct Vertex {
 }
 
 /// A directed edge `src → dst`. The (src, dst) index gives out-neighbors as a prefix scan and
-/// lets loaders find duplicates; the dst index gives in-neighbors.
-#[table(accessor = edge, public, index(accessor = by_src_dst, btree(columns = [src, dst])))]
+/// lets loaders find duplicates; the (dst, src) index gives in-neighbors. Both order a vertex's
+/// arcs by neighbor id, so a hub's list can be read in pages across transactions.
+#[table(
+    accessor = edge,
+    public,
+    index(accessor = by_src_dst, btree(columns = [src, dst])),
+    index(accessor = by_dst_src, btree(columns = [dst, src]))
+)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Edge {
     pub src: u64,
-    #[index(btree)]
     pub dst: u64,
 }
 

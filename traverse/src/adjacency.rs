@@ -1,4 +1,4 @@
-use crate::{Direction, NeighborSource};
+use crate::{Direction, ListCursor, NeighborSource};
 use hashbrown::HashMap;
 
 /// An in-memory graph in compressed sparse row form, for both directions.
@@ -72,13 +72,38 @@ impl AdjacencyGraph {
 }
 
 impl NeighborSource for AdjacencyGraph {
-    fn neighbors(&self, v: u64, dir: Direction, out: &mut Vec<u64>) {
-        if let Some(&i) = self.index.get(&v) {
-            if dir != Direction::In {
-                out.extend_from_slice(self.out.row(i));
+    /// `cursor.next` is an offset into the vertex's row.
+    fn neighbors_page(
+        &self,
+        v: u64,
+        dir: Direction,
+        cursor: &mut ListCursor,
+        max: usize,
+        out: &mut Vec<u64>,
+    ) -> bool {
+        let Some(&i) = self.index.get(&v) else {
+            return true;
+        };
+        let mut room = max.max(1);
+        loop {
+            let csr = if cursor.incoming {
+                &self.inc
+            } else {
+                &self.out
+            };
+            let rest = &csr.row(i)[cursor.next as usize..];
+            let page = &rest[..rest.len().min(room)];
+            out.extend_from_slice(page);
+            cursor.next += page.len() as u64;
+            room -= page.len();
+            if page.len() < rest.len() {
+                return false;
             }
-            if dir != Direction::Out {
-                out.extend_from_slice(self.inc.row(i));
+            if !cursor.next_half(dir) {
+                return true;
+            }
+            if room == 0 {
+                return false;
             }
         }
     }

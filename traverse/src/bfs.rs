@@ -1,4 +1,4 @@
-use crate::{Direction, NeighborSource, Progress, Visited, Work};
+use crate::{Direction, ListCursor, NeighborSource, Progress, Visited, Work};
 use hashbrown::HashMap;
 
 /// What a [`Bfs`] should compute.
@@ -41,6 +41,8 @@ pub struct Bfs {
     frontier: Vec<u64>,
     next: Vec<u64>,
     cursor: usize,
+    /// Where reading `frontier[cursor]`'s neighbors continues, once begun.
+    list: Option<ListCursor>,
     levels: Vec<u64>,
     vertices: Vec<u64>,
     path: Option<Vec<u64>>,
@@ -60,6 +62,7 @@ impl Bfs {
             frontier: Vec::new(),
             next: Vec::new(),
             cursor: 0,
+            list: None,
             levels: Vec::new(),
             vertices: Vec::new(),
             path: None,
@@ -72,7 +75,9 @@ impl Bfs {
     }
 
     /// Advances the search until it finishes or `budget` more work units have been spent.
-    /// At least one vertex is expanded per call, so progress never stalls.
+    /// A hub's neighbor list is read in pages that fit the budget, so one step's work stays
+    /// near `budget` whatever the degrees; at least one arc or vertex is read per call, so
+    /// progress never stalls.
     pub fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
         if self.outcome.is_some() {
             return Progress::Done;
@@ -113,21 +118,34 @@ impl Bfs {
                 return Progress::Suspended;
             }
             let v = self.frontier[self.cursor];
-            self.cursor += 1;
-            self.scratch.clear();
-            src.neighbors(v, self.query.dir, &mut self.scratch);
-            self.work.vertices_expanded += 1;
-            self.work.arcs_scanned += self.scratch.len() as u64;
-            let mut scratch = std::mem::take(&mut self.scratch);
-            for &w in &scratch {
+            let dir = self.query.dir;
+            let list = self.list.get_or_insert_with(|| {
+                self.work.vertices_expanded += 1;
+                ListCursor::start(dir)
+            });
+            let room = limit.saturating_sub(self.work.units()).max(1);
+            let mut page = std::mem::take(&mut self.scratch);
+            page.clear();
+            let done = src.neighbors_page(
+                v,
+                dir,
+                list,
+                usize::try_from(room).unwrap_or(usize::MAX),
+                &mut page,
+            );
+            if done {
+                self.list = None;
+                self.cursor += 1;
+            }
+            self.work.arcs_scanned += page.len() as u64;
+            for &w in &page {
                 if self.discover(w, v) && self.query.target == Some(w) {
                     self.path = Some(self.path_to(w));
-                    self.scratch = scratch;
+                    self.scratch = page;
                     return self.finish_at_target();
                 }
             }
-            scratch.clear();
-            self.scratch = scratch;
+            self.scratch = page;
         }
     }
 
@@ -170,6 +188,11 @@ impl Bfs {
             path: self.path.take(),
         });
         Progress::Done
+    }
+
+    /// The work spent so far.
+    pub fn work(&self) -> Work {
+        self.work
     }
 
     /// Runs the search to completion in one go (tests and in-memory sources).

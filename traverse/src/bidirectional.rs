@@ -1,4 +1,4 @@
-use crate::{Direction, NeighborSource, Progress, Work};
+use crate::{Direction, ListCursor, NeighborSource, Progress, Work};
 use hashbrown::HashMap;
 
 /// What a [`ShortestPath`] should compute.
@@ -33,6 +33,8 @@ struct Side {
     frontier: Vec<u64>,
     next: Vec<u64>,
     cursor: usize,
+    /// Where reading `frontier[cursor]`'s neighbors continues, once begun.
+    list: Option<ListCursor>,
     /// Levels completed: every vertex within this distance of the root has been found.
     depth: u32,
     /// Sum of the degrees of `frontier` (the arcs its expansion will read) and of `next`.
@@ -113,7 +115,9 @@ impl ShortestPath {
     }
 
     /// Advances the search until it finishes or `budget` more work units have been spent.
-    /// At least one vertex is expanded per call, so progress never stalls.
+    /// A hub's neighbor list is read in pages that fit the budget, so one step's work stays
+    /// near `budget` whatever the degrees; at least one arc or vertex is read per call, so
+    /// progress never stalls.
     pub fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
         if self.outcome.is_some() {
             return Progress::Done;
@@ -141,12 +145,27 @@ impl ShortestPath {
                 Which::Backward => (&mut self.backward, &self.forward, self.query.dir.reverse()),
             };
             let v = side.frontier[side.cursor];
-            side.cursor += 1;
-            self.scratch.clear();
-            src.neighbors(v, dir, &mut self.scratch);
-            self.work.vertices_expanded += 1;
-            self.work.arcs_scanned += self.scratch.len() as u64;
-            for &w in &self.scratch {
+            let list = side.list.get_or_insert_with(|| {
+                self.work.vertices_expanded += 1;
+                ListCursor::start(dir)
+            });
+            // Each new vertex costs a degree lookup as well as its arc: pages of half the room.
+            let room = limit.saturating_sub(self.work.units()).div_ceil(2).max(1);
+            let mut page = std::mem::take(&mut self.scratch);
+            page.clear();
+            let done = src.neighbors_page(
+                v,
+                dir,
+                list,
+                usize::try_from(room).unwrap_or(usize::MAX),
+                &mut page,
+            );
+            if done {
+                side.list = None;
+                side.cursor += 1;
+            }
+            self.work.arcs_scanned += page.len() as u64;
+            for &w in &page {
                 if side.parents.contains_key(&w) {
                     continue;
                 }
@@ -159,6 +178,7 @@ impl ShortestPath {
                 side.next_degree += src.degree(w, dir);
                 self.work.lookups += 1;
             }
+            self.scratch = page;
             if side.cursor == side.frontier.len() {
                 side.advance_level();
                 self.growing = None;
@@ -224,6 +244,11 @@ impl ShortestPath {
     fn finish(&mut self, outcome: PathOutcome) -> Progress {
         self.outcome = Some(outcome);
         Progress::Done
+    }
+
+    /// The work spent so far.
+    pub fn work(&self) -> Work {
+        self.work
     }
 
     /// Runs the search to completion in one go (tests and in-memory sources).

@@ -71,18 +71,69 @@ impl std::str::FromStr for Direction {
     }
 }
 
+/// Where reading one vertex's neighbor list continues, so that a hub's list can be read across
+/// several transactions instead of holding one for its whole length.
+///
+/// `incoming` says which half is being read (`Both` reads the outgoing half, then the incoming
+/// one); `next` is a position the source defines: an offset into an array, or the smallest
+/// neighbor id not yet returned from an index ordered by neighbor id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListCursor {
+    pub incoming: bool,
+    pub next: u64,
+}
+
+impl ListCursor {
+    /// The beginning of the list of arcs followed in `dir`.
+    pub fn start(dir: Direction) -> Self {
+        Self {
+            incoming: dir == Direction::In,
+            next: 0,
+        }
+    }
+
+    /// Moves to the incoming half after the outgoing one; returns `false` when the list is over
+    /// (the incoming half is done, or `dir` has no incoming half).
+    pub fn next_half(&mut self, dir: Direction) -> bool {
+        if self.incoming || dir == Direction::Out {
+            return false;
+        }
+        *self = Self {
+            incoming: true,
+            next: 0,
+        };
+        true
+    }
+}
+
 /// Read access to a graph, as the traversal operator needs it.
 ///
-/// Implementations must be cheap per call: the operator calls `neighbors` once per expanded
-/// vertex and `degree` once per newly discovered vertex (bidirectional search only).
+/// Implementations must be cheap per call: the operator reads one page of neighbors at a time
+/// and calls `degree` once per newly discovered vertex (bidirectional search only).
 pub trait NeighborSource {
-    /// Appends the neighbors of `v` in direction `dir` to `out`. With [`Direction::Both`] a
-    /// vertex may appear twice (arcs in both directions); the operator tolerates duplicates.
-    fn neighbors(&self, v: u64, dir: Direction, out: &mut Vec<u64>);
-    /// The number of arcs `neighbors(v, dir)` would produce.
+    /// Appends at most `max` (at least 1) further neighbors of `v` in direction `dir`, starting
+    /// at `cursor` and advancing it; returns `true` once the whole list has been read. Pages
+    /// read from [`ListCursor::start`] until `true` together give every arc once. With
+    /// [`Direction::Both`] a vertex may appear twice (arcs in both directions); the operator
+    /// tolerates duplicates. An unknown `v` has an empty list.
+    fn neighbors_page(
+        &self,
+        v: u64,
+        dir: Direction,
+        cursor: &mut ListCursor,
+        max: usize,
+        out: &mut Vec<u64>,
+    ) -> bool;
+    /// The number of arcs the pages of `v` in `dir` hold.
     fn degree(&self, v: u64, dir: Direction) -> u64;
     /// Whether `v` is a vertex of the graph.
     fn contains(&self, v: u64) -> bool;
+
+    /// Appends all neighbors of `v` in `dir` at once.
+    fn neighbors(&self, v: u64, dir: Direction, out: &mut Vec<u64>) {
+        let mut cursor = ListCursor::start(dir);
+        while !self.neighbors_page(v, dir, &mut cursor, usize::MAX, out) {}
+    }
 }
 
 /// Work done by a traversal; the module reports it and uses it as the transaction budget.

@@ -1,8 +1,8 @@
 //! The traversal operator against a plain reference BFS on seeded random graphs.
 
 use graph_traverse::{
-    AdjacencyGraph, Bfs, BfsOutcome, BfsQuery, Direction, PathOutcome, PathQuery, Progress,
-    ShortestPath,
+    AdjacencyGraph, Bfs, BfsOutcome, BfsQuery, Direction, ListCursor, NeighborSource, PathOutcome,
+    PathQuery, Progress, ShortestPath,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -345,4 +345,96 @@ fn balanced_search_expands_the_cheap_side() {
     let (outcome, work) = ShortestPath::new(q).run(&g);
     assert_eq!(outcome, PathOutcome::Found(vec![5, 4, 3, 2, 1]));
     assert!(work.arcs_scanned < 50, "scanned {} arcs", work.arcs_scanned);
+}
+
+#[test]
+fn hub_lists_are_read_in_pages_within_the_budget() {
+    // Two hubs of 5,000 leaves each, joined through vertex 1: without pages, one step would
+    // read a whole hub list (and, in the bidirectional search, look up 5,000 degrees).
+    let mut arcs: Vec<(u64, u64)> = (0..5000).map(|i| (0, 100 + i)).collect();
+    arcs.extend((0..5000).map(|i| (20_000 + i, 2)));
+    arcs.extend([(0, 1), (1, 2)]);
+    let g = AdjacencyGraph::new([], &arcs);
+    for dir in DIRS {
+        for budget in [1u64, 7, 100] {
+            let query = BfsQuery {
+                start: if dir == Direction::In { 2 } else { 0 },
+                dir,
+                max_depth: None,
+                target: None,
+                collect_limit: 0,
+            };
+            let mut bfs = Bfs::new(query, None);
+            let mut steps = 0;
+            loop {
+                let before = bfs.work().units();
+                let progress = bfs.step(&g, budget);
+                let spent = bfs.work().units() - before;
+                assert!(
+                    spent <= budget + 2,
+                    "{dir}: a BFS step spent {spent} > {budget} + 2"
+                );
+                steps += 1;
+                if progress == Progress::Done {
+                    break;
+                }
+            }
+            assert!(steps as u64 * (budget + 2) >= bfs.work().units());
+
+            let (source, target) = match dir {
+                Direction::In => (2, 0),
+                _ => (0, 2),
+            };
+            let mut sp = ShortestPath::new(PathQuery {
+                source,
+                target,
+                dir,
+                max_depth: None,
+            });
+            loop {
+                let before = sp.work().units();
+                let progress = sp.step(&g, budget);
+                let spent = sp.work().units() - before;
+                // The first step also checks and weighs both endpoints (4 lookups).
+                assert!(
+                    spent <= budget + 6,
+                    "{dir}: a path step spent {spent} > {budget} + 6"
+                );
+                if progress == Progress::Done {
+                    break;
+                }
+            }
+            let want = if dir == Direction::In {
+                vec![2, 1, 0]
+            } else {
+                vec![0, 1, 2]
+            };
+            assert_eq!(sp.into_outcome().0, PathOutcome::Found(want), "{dir}");
+        }
+    }
+}
+
+#[test]
+fn pages_concatenate_to_the_whole_list() {
+    for seed in 0..50 {
+        let tg = random_graph(seed);
+        let g = AdjacencyGraph::new(tg.vertices.iter().copied(), &tg.arcs);
+        for &v in tg.vertices.iter().chain([&u64::MAX]) {
+            for dir in DIRS {
+                let mut whole = Vec::new();
+                g.neighbors(v, dir, &mut whole);
+                assert_eq!(whole.len() as u64, g.degree(v, dir));
+                for max in [1, 2, 5] {
+                    let mut paged = Vec::new();
+                    let mut cursor = ListCursor::start(dir);
+                    let mut calls = 0;
+                    while !g.neighbors_page(v, dir, &mut cursor, max, &mut paged) {
+                        calls += 1;
+                        assert!(calls <= whole.len() + 2, "pages never end");
+                    }
+                    assert_eq!(paged, whole, "seed {seed}, vertex {v}, {dir}, max {max}");
+                }
+            }
+        }
+    }
 }
