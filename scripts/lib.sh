@@ -23,6 +23,22 @@ ensure_toolchain() {
   fi
 }
 
+# The report's charts need the DejaVu Sans font (Debian's fonts-dejavu-core). Installs it when
+# missing and this user can; otherwise says how (the chart tests fail without it).
+ensure_font() {
+  local f
+  for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \
+           /usr/share/fonts/TTF/DejaVuSans.ttf /usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf; do
+    [[ -f "$f" ]] && return 0
+  done
+  if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    say "installing fonts-dejavu-core (the report's charts draw their text with it)"
+    apt-get install -y -q fonts-dejavu-core >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q fonts-dejavu-core >/dev/null; }
+  else
+    die "the DejaVu Sans font is missing: install fonts-dejavu-core (or your system's DejaVu fonts package)"
+  fi
+}
+
 # Builds the module wasm, then every native target: the embedded host (which links the V8 stub
 # archive), the clients and the tests. Always the whole workspace with all targets: that is the
 # package and feature selection `cargo test --workspace` uses, so spacetimedb-core is compiled

@@ -4,11 +4,11 @@
 use crate::summary::Percentiles;
 use anyhow::Context;
 use graph_client::graph::GraphDb;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Contention {
     /// What ran in the background loop.
     pub traversal: String,

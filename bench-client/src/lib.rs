@@ -1,5 +1,6 @@
 //! Benchmark client library: datasets, reference answers, verified workloads and reports.
 
+pub mod charts;
 pub mod contention;
 pub mod datasets;
 pub mod reference;

@@ -1,13 +1,14 @@
-//! The benchmark report: a terminal table, and Markdown + JSON files.
+//! The benchmark report: a terminal table, and Markdown + JSON files with PNG charts.
 
+use crate::charts;
 use crate::contention::Contention;
 use crate::summary::Summary;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Where and how the run happened, so that a result can be reproduced and compared.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Environment {
     pub command: String,
     pub dataset: String,
@@ -24,14 +25,14 @@ pub struct Environment {
     pub date_utc: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Load {
     pub edges_sent: u64,
     pub seconds: f64,
     pub edges_per_second: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub environment: Environment,
     pub load: Option<Load>,
@@ -122,21 +123,34 @@ impl Report {
         h
     }
 
-    /// Writes `<dir>/<dataset>.md` and `<dir>/<dataset>.json`; returns their paths.
+    /// Writes `<dir>/<dataset>.json`, the charts, and `<dir>/<dataset>.md` showing them; returns
+    /// their paths. Charts are secondary: when they fail (no font installed, say) this warns and
+    /// writes the rest, so that a long run never loses its numbers.
     pub fn write(&self, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir)?;
         let stem = dir.join(&self.environment.dataset);
         let md = stem.with_extension("md");
         let json = stem.with_extension("json");
-        let text = format!(
+        std::fs::write(&json, serde_json::to_string_pretty(self)?)?;
+        let charts = charts::write(self, dir).unwrap_or_else(|e| {
+            eprintln!("warning: no charts: {e:#}");
+            Vec::new()
+        });
+        let mut text = format!(
             "# Benchmark: {}\n\n```\n{}\n{}```\n\n{}",
             self.environment.dataset,
             self.environment.command,
             self.heading(),
             self.table()
         );
+        for chart in &charts {
+            let name = chart.file_name().unwrap_or_default().to_string_lossy();
+            let alt = name.trim_end_matches(".png");
+            let _ = write!(text, "\n![{alt}]({})\n", name.replace(' ', "%20"));
+        }
         std::fs::write(&md, text)?;
-        std::fs::write(&json, serde_json::to_string_pretty(self)?)?;
-        Ok(vec![md, json])
+        let mut paths = vec![md, json];
+        paths.extend(charts);
+        Ok(paths)
     }
 }

@@ -1,7 +1,7 @@
 //! Percentiles and per-benchmark summaries.
 
 use crate::workloads::Sample;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The `p`-th percentile (0–100) of `values` by nearest rank; 0 for no values.
 pub fn percentile(values: &[f64], p: f64) -> f64 {
@@ -15,7 +15,7 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 }
 
 /// Latency percentiles of a set of measurements, in µs.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct Percentiles {
     pub count: usize,
     pub p50: f64,
@@ -44,7 +44,7 @@ impl Percentiles {
 }
 
 /// What the report shows for one workload × mode.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub workload: String,
     pub mode: String,
