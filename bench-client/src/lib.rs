@@ -3,6 +3,7 @@
 pub mod charts;
 pub mod contention;
 pub mod datasets;
+pub mod peers;
 pub mod reference;
 pub mod report;
 pub mod summary;

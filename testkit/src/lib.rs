@@ -221,3 +221,68 @@ fn free_port() -> u16 {
 
 /// JSON helper for call arguments.
 pub use serde_json::json;
+
+/// `scripts/peers`, which installs, starts and stops the peer systems.
+pub const PEERS_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/peers");
+
+/// A peer system (`postgres`, `neo4j`) started by `scripts/peers` on a free loopback port in a
+/// temporary directory, and stopped when dropped, even by a panic.
+pub struct PeerServer {
+    dir: TempDir,
+    address: String,
+}
+
+impl PeerServer {
+    /// Starts `peer` with extra environment settings for the script (memory sizes, say).
+    /// Panics with the script's output, and the install command, if the start fails.
+    pub fn start(peer: &str, env: &[(&str, &str)]) -> PeerServer {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        // As root the script runs PostgreSQL as the `postgres` user, which must reach the
+        // directory (tempdir creates it 0700).
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .expect("making the peer directory reachable");
+        let out = Command::new(PEERS_SCRIPT)
+            .args(["start", peer, "--port", &free_port().to_string(), "--dir"])
+            .arg(dir.path())
+            .envs(env.iter().copied())
+            .output()
+            .expect("running scripts/peers");
+        // Built before the check so that a failed start is stopped too (a half-started server
+        // may still run).
+        let server = PeerServer {
+            dir,
+            address: String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        };
+        assert!(
+            out.status.success(),
+            "scripts/peers start {peer} failed (if it is not installed, run \
+             scripts/peers install {peer}):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        server
+    }
+
+    /// What `scripts/peers start` printed: a connection string or URL.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let dir = self.dir.path();
+        let status = Command::new(PEERS_SCRIPT)
+            .args(["stop", "--dir"])
+            .arg(dir)
+            .status();
+        if !matches!(status, Ok(s) if s.success()) {
+            eprintln!(
+                "scripts/peers stop --dir {} failed: {status:?}",
+                dir.display()
+            );
+        }
+    }
+}

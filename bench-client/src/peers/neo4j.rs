@@ -1,0 +1,301 @@
+//! Neo4j 5 Community over Bolt, in plain Cypher (`neo4j`) or with APOC core (`neo4j-apoc`).
+//!
+//! The graph is `(:V {id})` nodes joined by `[:E]` relationships `src -> dst`, with a uniqueness
+//! constraint on `V.id` so that every start vertex is found by an index seek. Both modes read the
+//! same store and differ only in how BFS is asked: plain mode uses a variable-length pattern,
+//! which Neo4j 5 plans as a breadth-first pruning expand (`VarLengthExpand(Pruning,BFS,All)`:
+//! each node is expanded once, because only distinct end nodes are counted); tuned mode calls
+//! `apoc.path.subgraphNodes`, the traversal Neo4j users reach for when Cypher is too slow.
+//! Neighbor counts and shortest paths are the same Cypher in both modes.
+//!
+//! `neo4rs` is async; the benchmark is synchronous and sequential, so a current-thread tokio
+//! runtime owned by the peer drives each call to completion.
+
+use super::{Peer, PeerPath, Reached};
+use anyhow::{Context, Result, bail};
+use graph_client::graph::Direction;
+use neo4rs::{ConfigBuilder, Graph, Query, Row, query};
+use serde::Deserialize;
+use tokio::runtime::Runtime;
+
+/// Vertices per transaction. Measured on 1M vertices (2 cores, warm JVM): 10K rows 80K/s, 50K
+/// rows 90K/s, 100K–200K rows 80K/s; the unique index is most of the cost.
+const NODE_BATCH: usize = 50_000;
+/// Edges per transaction; each row is two index seeks and a relationship. Measured on 1M edges:
+/// 5K rows 27K edges/s, 10K–100K rows 36–38K edges/s. Past the plateau a batch only holds more
+/// transaction state, so this stays near its start.
+const EDGE_BATCH: usize = 20_000;
+/// Rows per inner transaction when `clear` deletes a loaded store.
+const DELETE_BATCH: u32 = 50_000;
+/// How long `clear` waits for the `V.id` constraint's index to come online.
+const INDEX_WAIT_SECS: u32 = 300;
+
+/// A Neo4j server reached over Bolt (started by `scripts/peers start neo4j`).
+pub struct Neo4j {
+    rt: Runtime,
+    graph: Graph,
+    tuned: bool,
+}
+
+impl Neo4j {
+    /// Connects to `bolt_url` (e.g. `bolt://127.0.0.1:7687`; the server runs without auth) and
+    /// checks that it answers. `tuned` selects APOC's BFS (`neo4j-apoc`) over plain Cypher.
+    pub fn connect(bolt_url: &str, tuned: bool) -> Result<Neo4j> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("starting the tokio runtime for the Neo4j driver")?;
+        // Auth is disabled on the peer; Bolt still wants credentials in HELLO.
+        let config = ConfigBuilder::default()
+            .uri(bolt_url)
+            .user("neo4j")
+            .password("")
+            .build()
+            .context("building the Neo4j driver config")?;
+        let graph = rt.block_on(Graph::connect(config))?;
+        let neo4j = Neo4j { rt, graph, tuned };
+        neo4j.one_row(query("RETURN 1 AS one")).with_context(|| {
+            format!(
+                "no Neo4j answers at {bolt_url}: start one with \
+                 `scripts/peers start neo4j --port PORT --dir DIR`"
+            )
+        })?;
+        Ok(neo4j)
+    }
+
+    /// Runs a statement in its own auto-commit transaction, discarding any result.
+    fn run(&self, q: Query) -> Result<()> {
+        Ok(self.rt.block_on(self.graph.run(q))?)
+    }
+
+    /// Runs a query expected to return at most one row, and reads the stream to its end so the
+    /// pooled connection goes back clean.
+    fn one_row(&self, q: Query) -> Result<Option<Row>> {
+        self.rt.block_on(async {
+            let mut rows = self.graph.execute(q).await?;
+            let first = rows.next().await?;
+            if rows.next().await?.is_some() {
+                bail!("the query returned more than one row");
+            }
+            Ok(first)
+        })
+    }
+
+    /// Column `column` of the only row, or `None` if there is no row.
+    fn value<T: for<'de> Deserialize<'de>>(&self, q: Query, column: &str) -> Result<Option<T>> {
+        self.one_row(q)?
+            .map(|row| {
+                row.get::<T>(column)
+                    .with_context(|| format!("reading column `{column}` of a Neo4j result"))
+            })
+            .transpose()
+    }
+
+    /// Column `column` of the only row of a query that always returns one (a bare aggregate).
+    fn required<T: for<'de> Deserialize<'de>>(&self, q: Query, column: &str) -> Result<T> {
+        self.value(q, column)?
+            .with_context(|| format!("a Neo4j query for `{column}` returned no row"))
+    }
+}
+
+/// Neo4j integers are signed 64-bit; SNAP ids are far below the limit, but say so if one is not.
+fn node_id(v: u64) -> Result<i64> {
+    i64::try_from(v).with_context(|| format!("vertex id {v} does not fit a Neo4j integer"))
+}
+
+/// The two halves of a relationship pattern walking `dir`: `(s){left}[:E]{right}(n)`.
+fn arrows(dir: Direction) -> (&'static str, &'static str) {
+    match dir {
+        Direction::Out => ("-", "->"),
+        Direction::In => ("<-", "-"),
+        Direction::Both => ("-", "-"),
+    }
+}
+
+/// APOC's relationship filter for `dir`.
+fn apoc_filter(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Out => "E>",
+        Direction::In => "<E",
+        Direction::Both => "E",
+    }
+}
+
+/// `2147483648` → `2.00GiB`, as Neo4j prints its memory settings.
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.2}{}", UNITS[unit])
+}
+
+impl Peer for Neo4j {
+    fn system(&self) -> &'static str {
+        if self.tuned { "neo4j-apoc" } else { "neo4j" }
+    }
+
+    fn describe(&mut self) -> Result<String> {
+        let row = self
+            .one_row(query(
+                "CALL dbms.components() YIELD name, versions, edition \
+                 WHERE name = 'Neo4j Kernel' RETURN versions[0] AS version, edition",
+            ))?
+            .context("dbms.components() did not list the Neo4j Kernel")?;
+        let version: String = row.get("version")?;
+        let edition: String = row.get("edition")?;
+        // The JVM's own heap limit: the launcher's -Xmx is not a Neo4j setting.
+        let heap: u64 = self.required(
+            query(
+                "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes \
+                 RETURN attributes.HeapMemoryUsage.value.properties.max AS heap",
+            ),
+            "heap",
+        )?;
+        // Neo4j formats this one itself, e.g. `2.00GiB`.
+        let pagecache: String = self.required(
+            query(
+                "SHOW SETTINGS YIELD name, value WHERE name = 'server.memory.pagecache.size' \
+                 RETURN value",
+            ),
+            "value",
+        )?;
+        let mode = if self.tuned {
+            let apoc: String = self.required(query("RETURN apoc.version() AS v"), "v")?;
+            format!("BFS by APOC {apoc} apoc.path.subgraphNodes")
+        } else {
+            "BFS by variable-length Cypher".to_string()
+        };
+        Ok(format!(
+            "Neo4j {version} {edition} (embedded, Bolt); {mode}; heap {}, page cache {pagecache}",
+            human_bytes(heap)
+        ))
+    }
+
+    fn clear(&mut self) -> Result<()> {
+        // `CALL { } IN TRANSACTIONS` bounds the memory a large delete needs; it only runs in an
+        // auto-commit transaction, which is what `Graph::run` sends.
+        self.run(query(&format!(
+            "MATCH ()-[r]->() CALL (r) {{ DELETE r }} IN TRANSACTIONS OF {DELETE_BATCH} ROWS"
+        )))?;
+        self.run(query(&format!(
+            "MATCH (n) CALL (n) {{ DELETE n }} IN TRANSACTIONS OF {DELETE_BATCH} ROWS"
+        )))?;
+        // Created before the load, so that the edge load's MATCHes are index seeks.
+        self.run(query(
+            "CREATE CONSTRAINT v_id IF NOT EXISTS FOR (v:V) REQUIRE v.id IS UNIQUE",
+        ))?;
+        self.run(query(&format!("CALL db.awaitIndexes({INDEX_WAIT_SECS})")))
+    }
+
+    fn load(
+        &mut self,
+        vertices: &[u64],
+        edges: &[(u64, u64)],
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<()> {
+        for batch in vertices.chunks(NODE_BATCH) {
+            let ids = batch
+                .iter()
+                .map(|&v| node_id(v))
+                .collect::<Result<Vec<_>>>()?;
+            self.run(query("UNWIND $ids AS id CREATE (:V {id: id})").param("ids", ids))?;
+        }
+        let mut loaded = 0;
+        for batch in edges.chunks(EDGE_BATCH) {
+            let pairs = batch
+                .iter()
+                .map(|&(s, d)| Ok(vec![node_id(s)?, node_id(d)?]))
+                .collect::<Result<Vec<_>>>()?;
+            self.run(
+                query(
+                    "UNWIND $edges AS e \
+                     MATCH (a:V {id: e[0]}) MATCH (b:V {id: e[1]}) CREATE (a)-[:E]->(b)",
+                )
+                .param("edges", pairs),
+            )?;
+            loaded += batch.len();
+            progress(loaded);
+        }
+        Ok(())
+    }
+
+    fn counts(&mut self) -> Result<(u64, u64)> {
+        // Both answered from Neo4j's count store, without a scan.
+        let nodes: u64 = self.required(query("MATCH (n) RETURN count(n) AS c"), "c")?;
+        let rels: u64 = self.required(query("MATCH ()-[r]->() RETURN count(r) AS c"), "c")?;
+        Ok((nodes, rels))
+    }
+
+    fn neighbor_count(&mut self, v: u64, dir: Direction) -> Result<Option<u64>> {
+        let (left, right) = arrows(dir);
+        // DISTINCT: with `Both`, a pair of opposite arcs reaches the same neighbor twice. No row
+        // at all when `v` is unknown.
+        self.value(
+            query(&format!(
+                "MATCH (s:V {{id: $id}}) \
+                 RETURN COUNT {{ MATCH (s){left}[:E]{right}(n) RETURN DISTINCT n }} AS c"
+            ))
+            .param("id", node_id(v)?),
+            "c",
+        )
+    }
+
+    fn bfs(
+        &mut self,
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+    ) -> Result<Option<Reached>> {
+        let q = if self.tuned {
+            // maxLevel -1: unbounded. subgraphNodes visits each node once (NODE_GLOBAL) and
+            // yields the start too.
+            let max_level = max_depth.map_or(-1, i64::from);
+            query(
+                "MATCH (s:V {id: $id}) \
+                 CALL apoc.path.subgraphNodes(s, {relationshipFilter: $filter, maxLevel: $max}) \
+                 YIELD node RETURN count(node) AS c",
+            )
+            .param("filter", apoc_filter(dir))
+            .param("max", max_level)
+        } else {
+            let (left, right) = arrows(dir);
+            // Length bounds cannot be parameters. `*0..` includes the start; count(DISTINCT n)
+            // is what lets the planner prune the expansion breadth-first.
+            let depth = max_depth.map_or(String::new(), |d| d.to_string());
+            query(&format!(
+                "MATCH (s:V {{id: $id}}) MATCH (s){left}[:E*0..{depth}]{right}(n) \
+                 RETURN count(DISTINCT n) AS c"
+            ))
+        };
+        // The aggregate returns one row even when `start` is unknown; a known start always
+        // reaches itself, so 0 means unknown.
+        let reached: u64 = self.required(q.param("id", node_id(start)?), "c")?;
+        Ok((reached > 0).then_some(Reached::Count(reached)))
+    }
+
+    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<PeerPath> {
+        let (left, right) = arrows(dir);
+        // `*0..` rather than `*`: with a minimum length of 1 Neo4j rejects a == b, with 0 it
+        // returns the one-node path.
+        let row = self.one_row(
+            query(&format!(
+                "MATCH (a:V {{id: $a}}) MATCH (b:V {{id: $b}}) \
+                 OPTIONAL MATCH p = shortestPath((a){left}[:E*0..]{right}(b)) \
+                 RETURN [n IN nodes(p) | n.id] AS ids"
+            ))
+            .param("a", node_id(a)?)
+            .param("b", node_id(b)?),
+        )?;
+        let Some(row) = row else {
+            return Ok(PeerPath::UnknownVertex);
+        };
+        Ok(match row.get::<Option<Vec<u64>>>("ids")? {
+            Some(ids) => PeerPath::Path(ids),
+            None => PeerPath::Unreachable,
+        })
+    }
+}

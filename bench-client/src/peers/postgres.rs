@@ -1,0 +1,320 @@
+//! PostgreSQL 15 as the relational peer, queried with recursive CTEs: the stand-in for Apache
+//! AGE, which also keeps a graph in PostgreSQL tables and runs its traversals as joins.
+//!
+//! The graph is two tables, `vertex(id)` and `edge(src, dst)`, with a B-tree on `(src, dst)`
+//! for out-arcs and one on `(dst, src)` for in-arcs, so that every hop of a traversal is an
+//! index-only scan. Start a server with `scripts/peers start postgres --port P --dir D`.
+
+use super::{Peer, PeerPath, Reached};
+use anyhow::{Context, anyhow, bail};
+use graph_client::graph::Direction;
+use hashbrown::HashMap;
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::Type;
+use postgres::{Client, NoTls, Statement};
+
+/// Edges per COPY statement: `progress` is called after each, and one COPY of a few hundred
+/// thousand rows costs the same per row as one of all of them.
+const LOAD_CHUNK: usize = 200_000;
+
+/// A connection to a PostgreSQL server holding (or about to hold) the graph.
+pub struct Postgres {
+    client: Client,
+    /// Statements prepared on this connection, each on first use: planned once, then only
+    /// executed, as a client of a real application would.
+    statements: HashMap<Query, Statement>,
+}
+
+/// The queries the peer prepares, the traversals once per direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Query {
+    /// How many of `$1` and `$2` are vertices.
+    Known,
+    NeighborCount(Direction),
+    BfsCount(Direction),
+    BfsLevels(Direction),
+    Path(Direction),
+}
+
+impl Query {
+    /// The statement's text. `$1` is the start vertex; `$2` the depth bound (`BfsLevels`) or
+    /// the target (`Path`).
+    fn sql(self) -> String {
+        match self {
+            Query::Known => "SELECT count(*) FROM vertex WHERE id IN ($1, $2)".to_owned(),
+            Query::NeighborCount(dir) => format!(
+                "SELECT (SELECT count(DISTINCT n.v) FROM ({}) n) FROM vertex x WHERE x.id = $1",
+                neighbors(dir, "x.id")
+            ),
+            // `UNION` drops every row already produced, so each vertex enters the work table
+            // once, in the iteration of its BFS level: the recursion is a real BFS and ends
+            // when a level adds nothing new.
+            Query::BfsCount(dir) => format!(
+                "WITH RECURSIVE r(v) AS (
+                   SELECT id FROM vertex WHERE id = $1
+                   UNION
+                   SELECT n.v FROM r CROSS JOIN LATERAL ({}) n)
+                 SELECT count(*) FROM r",
+                neighbors(dir, "r.v")
+            ),
+            // A row (v, d) says a walk of d hops reaches v. `UNION` cannot drop v at d when
+            // it was reached at a smaller d (the rows differ), so iterations repeat vertices,
+            // but each holds at most V rows: the query costs at most depth × E, and the BFS
+            // level of v is its smallest d.
+            Query::BfsLevels(dir) => format!(
+                "WITH RECURSIVE r(v, d) AS (
+                   SELECT id, 0 FROM vertex WHERE id = $1
+                   UNION
+                   SELECT n.v, r.d + 1 FROM r CROSS JOIN LATERAL ({}) n WHERE r.d < $2::int)
+                 SELECT d, count(*) FROM (SELECT min(d) AS d FROM r GROUP BY v) l
+                 GROUP BY d ORDER BY d",
+                neighbors(dir, "r.v")
+            ),
+            // `reach` is the BFS of `BfsCount`, and PostgreSQL emits a recursive query's rows
+            // in breadth-first order (iteration by iteration, as its manual says), so the row
+            // numbers of `bfs` (an empty window numbers rows as it reads them) order the
+            // vertices by BFS level. (A (v, d) walk as in `BfsLevels`, run until it meets $2,
+            // repeats vertices: measured 5-8× slower than this at distance 7+ on DBLP.) A vertex at level L > 0 has a
+            // predecessor at level L - 1 and none below, so its predecessor with the lowest
+            // number is one level up: `back` walks those from $2 to $1 along a shortest path.
+            // CTE rows are computed only as they are read, so the BFS stops once it reaches
+            // $2 (`back` reads only rows before it); without a path, the BFS ends when it has
+            // reached all it can and `back` is empty. Each step strictly lowers the number,
+            // so `back` ends too. A step scans the rows before it, so the walk back costs
+            // hops × (vertices ahead of $2): negligible next to the BFS on small-world graphs
+            // (DBLP: ≤ 20 hops), quadratic on long rings (2,000 hops on `ring:30000`: 0.6 s).
+            Query::Path(dir) => format!(
+                "WITH RECURSIVE
+                 reach(v) AS (
+                   SELECT $1::bigint
+                   UNION
+                   SELECT n.v FROM reach r CROSS JOIN LATERAL ({}) n),
+                 bfs(v, o) AS MATERIALIZED (SELECT v, row_number() OVER () FROM reach),
+                 back(v, o) AS (
+                   (SELECT v, o FROM bfs WHERE v = $2::bigint LIMIT 1)
+                   UNION ALL
+                   SELECT p.v, p.o FROM back b CROSS JOIN LATERAL (
+                     SELECT s.v, s.o FROM (SELECT v, o FROM bfs LIMIT b.o - 1) s
+                     JOIN ({}) n ON n.v = s.v
+                     ORDER BY s.o LIMIT 1) p)
+                 SELECT array_agg(v ORDER BY o) FROM back",
+                neighbors(dir, "r.v"),
+                neighbors(dir.reverse(), "b.v")
+            ),
+        }
+    }
+}
+
+/// A subquery of the vertices one arc from `of` in `dir`, as column `v`, each from an
+/// index-only scan. With `Both` a vertex linked both ways (or a self-loop) comes twice; the
+/// callers deduplicate.
+fn neighbors(dir: Direction, of: &str) -> String {
+    let out = format!("SELECT e.dst AS v FROM edge e WHERE e.src = {of}");
+    let inc = format!("SELECT e.src AS v FROM edge e WHERE e.dst = {of}");
+    match dir {
+        Direction::Out => out,
+        Direction::In => inc,
+        Direction::Both => format!("{out} UNION ALL {inc}"),
+    }
+}
+
+/// A vertex id as stored (`bigint`); `None` for an id no `bigint` holds, so no stored vertex.
+fn key(v: u64) -> Option<i64> {
+    i64::try_from(v).ok()
+}
+
+/// A stored id back as the benchmark's `u64` (every stored id came from one).
+fn vertex(v: i64) -> anyhow::Result<u64> {
+    u64::try_from(v).map_err(|_| anyhow!("negative vertex id {v} in the store"))
+}
+
+/// A `count(*)` (never negative) as a `u64`.
+fn count(n: i64) -> anyhow::Result<u64> {
+    u64::try_from(n).map_err(|_| anyhow!("negative count {n}"))
+}
+
+impl Postgres {
+    /// Connects with a libpq-style string such as `host=127.0.0.1 port=5433 user=postgres
+    /// dbname=postgres` (what `scripts/peers start postgres` prints).
+    pub fn connect(conn: &str) -> anyhow::Result<Postgres> {
+        let client = Client::connect(conn, NoTls).with_context(|| {
+            format!(
+                "connecting to PostgreSQL at `{conn}` (start one with \
+                 scripts/peers start postgres --port P --dir D)"
+            )
+        })?;
+        Ok(Postgres {
+            client,
+            statements: HashMap::new(),
+        })
+    }
+
+    /// The statement for `query`, prepared on first use (the tables must exist by then).
+    fn statement(&mut self, query: Query) -> anyhow::Result<Statement> {
+        if let Some(statement) = self.statements.get(&query) {
+            return Ok(statement.clone());
+        }
+        let statement = self
+            .client
+            .prepare(&query.sql())
+            .with_context(|| format!("preparing the {query:?} query"))?;
+        self.statements.insert(query, statement.clone());
+        Ok(statement)
+    }
+}
+
+impl Peer for Postgres {
+    fn system(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn describe(&mut self) -> anyhow::Result<String> {
+        let row = self.client.query_one(
+            "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit'),
+                    current_setting('shared_buffers'), current_setting('work_mem'),
+                    current_setting('jit')",
+            &[],
+        )?;
+        Ok(format!(
+            "{}; fsync={}, synchronous_commit={}, shared_buffers={}, work_mem={}, jit={}",
+            row.get::<_, String>(0),
+            row.get::<_, String>(1),
+            row.get::<_, String>(2),
+            row.get::<_, String>(3),
+            row.get::<_, String>(4),
+            row.get::<_, String>(5),
+        ))
+    }
+
+    /// Recreates the tables bare: `load` adds the keys and indexes after the data, as a bulk
+    /// loader does, which builds each B-tree in one sorted pass instead of row by row.
+    /// Autovacuum is off for them because `load` vacuums them itself, and a background pass
+    /// over a write-once graph would only run during the measurements.
+    fn clear(&mut self) -> anyhow::Result<()> {
+        self.statements.clear();
+        self.client.batch_execute(
+            "DROP TABLE IF EXISTS edge, vertex;
+             CREATE TABLE vertex (id bigint NOT NULL) WITH (autovacuum_enabled = false);
+             CREATE TABLE edge (src bigint NOT NULL, dst bigint NOT NULL)
+               WITH (autovacuum_enabled = false);",
+        )?;
+        Ok(())
+    }
+
+    /// COPYs the rows in binary, then builds the primary keys `vertex(id)` and
+    /// `edge(src, dst)` and the index `edge(dst, src)`, and vacuums: VACUUM marks every page
+    /// all-visible, without which an index-only scan still reads the table row by row, and
+    /// gathers the planner's statistics. Expects the store cleared (see [`Peer::clear`]).
+    fn load(
+        &mut self,
+        vertices: &[u64],
+        edges: &[(u64, u64)],
+        progress: &mut dyn FnMut(usize),
+    ) -> anyhow::Result<()> {
+        let stored = |v: u64| key(v).ok_or_else(|| anyhow!("vertex id {v} does not fit bigint"));
+        let mut tx = self.client.transaction()?;
+        let mut copy = BinaryCopyInWriter::new(
+            tx.copy_in("COPY vertex (id) FROM STDIN (FORMAT binary)")?,
+            &[Type::INT8],
+        );
+        for &v in vertices {
+            copy.write(&[&stored(v)?])?;
+        }
+        copy.finish().context("loading the vertices")?;
+        let mut loaded = 0;
+        for chunk in edges.chunks(LOAD_CHUNK) {
+            let mut copy = BinaryCopyInWriter::new(
+                tx.copy_in("COPY edge (src, dst) FROM STDIN (FORMAT binary)")?,
+                &[Type::INT8, Type::INT8],
+            );
+            for &(src, dst) in chunk {
+                copy.write(&[&stored(src)?, &stored(dst)?])?;
+            }
+            copy.finish().context("loading the edges")?;
+            loaded += chunk.len();
+            progress(loaded);
+        }
+        tx.batch_execute(
+            "ALTER TABLE vertex ADD PRIMARY KEY (id);
+             ALTER TABLE edge ADD PRIMARY KEY (src, dst);
+             CREATE INDEX edge_dst_src ON edge (dst, src);",
+        )
+        .context("indexing the graph (are the edges distinct and the store cleared?)")?;
+        tx.commit()?;
+        // VACUUM refuses to run in a transaction, so it is a statement of its own.
+        self.client
+            .batch_execute("VACUUM (FREEZE, ANALYZE) vertex, edge")?;
+        Ok(())
+    }
+
+    fn counts(&mut self) -> anyhow::Result<(u64, u64)> {
+        let row = self.client.query_one(
+            "SELECT (SELECT count(*) FROM vertex), (SELECT count(*) FROM edge)",
+            &[],
+        )?;
+        Ok((count(row.get(0))?, count(row.get(1))?))
+    }
+
+    fn neighbor_count(&mut self, v: u64, dir: Direction) -> anyhow::Result<Option<u64>> {
+        let Some(v) = key(v) else { return Ok(None) };
+        let statement = self.statement(Query::NeighborCount(dir))?;
+        let row = self.client.query_opt(&statement, &[&v])?;
+        row.map(|row| count(row.get(0))).transpose()
+    }
+
+    fn bfs(
+        &mut self,
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+    ) -> anyhow::Result<Option<Reached>> {
+        let Some(start) = key(start) else {
+            return Ok(None);
+        };
+        match max_depth {
+            None => {
+                let statement = self.statement(Query::BfsCount(dir))?;
+                let reached = count(self.client.query_one(&statement, &[&start])?.get(0))?;
+                // The start row comes from `vertex`: none means an unknown start.
+                Ok((reached > 0).then_some(Reached::Count(reached)))
+            }
+            Some(depth) => {
+                let statement = self.statement(Query::BfsLevels(dir))?;
+                let depth = i32::try_from(depth).unwrap_or(i32::MAX);
+                let rows = self.client.query(&statement, &[&start, &depth])?;
+                let mut levels = Vec::with_capacity(rows.len());
+                for (i, row) in rows.iter().enumerate() {
+                    // BFS levels are contiguous; a gap would mean a wrong query.
+                    let d: i32 = row.get(0);
+                    if usize::try_from(d) != Ok(i) {
+                        bail!("BFS from {start}: level {d} where level {i} was due");
+                    }
+                    levels.push(count(row.get(1))?);
+                }
+                // The start row comes from `vertex`: none means an unknown start.
+                Ok((!levels.is_empty()).then_some(Reached::Levels(levels)))
+            }
+        }
+    }
+
+    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<PeerPath> {
+        let (Some(a), Some(b)) = (key(a), key(b)) else {
+            return Ok(PeerPath::UnknownVertex);
+        };
+        let known = self.statement(Query::Known)?;
+        let found: i64 = self.client.query_one(&known, &[&a, &b])?.get(0);
+        if found < if a == b { 1 } else { 2 } {
+            return Ok(PeerPath::UnknownVertex);
+        }
+        let statement = self.statement(Query::Path(dir))?;
+        let path: Option<Vec<i64>> = self.client.query_one(&statement, &[&a, &b])?.get(0);
+        match path {
+            None => Ok(PeerPath::Unreachable),
+            Some(path) => Ok(PeerPath::Path(
+                path.into_iter()
+                    .map(vertex)
+                    .collect::<anyhow::Result<_>>()?,
+            )),
+        }
+    }
+}
