@@ -51,6 +51,15 @@ build_all() {
   cargo build --release --locked --workspace --all-targets
 }
 
+# On exit: stops the host and the peers this script started.
+cleanup() {
+  if [ -n "${HOST_PID:-}" ]; then kill "$HOST_PID" 2>/dev/null || true; fi
+  if [ -n "${PEERS_DIR:-}" ]; then
+    "$ROOT/scripts/peers" stop --dir "$PEERS_DIR" || true
+    rm -rf "$PEERS_DIR"
+  fi
+}
+
 # Starts the embedded host in the background on $1 (host:port) with extra args; sets HOST_PID.
 start_host() {
   local listen="$1"; shift
@@ -58,11 +67,26 @@ start_host() {
   say "starting graph-host on $listen (log: $log)"
   "$HOST_BIN" --listen "$listen" "$@" >"$log" 2>&1 &
   HOST_PID=$!
-  trap 'kill "$HOST_PID" 2>/dev/null || true' EXIT
+  trap cleanup EXIT
   for _ in $(seq 1 300); do
     if curl -fsS "http://$listen/v1/ping" >/dev/null 2>&1; then return 0; fi
     kill -0 "$HOST_PID" 2>/dev/null || { cat "$log" >&2; die "graph-host exited during start-up"; }
     sleep 0.1
   done
   die "graph-host did not answer on $listen within 30 s (log: $log)"
+}
+
+# Starts Neo4j and PostgreSQL (scripts/peers) in a temporary directory, stopped on exit (by
+# `cleanup`), and sets PEER_ARGS to the graph-bench options that select and reach
+# them. Heap and page cache: NEO4J_HEAP / NEO4J_PAGECACHE; PostgreSQL memory: PG_* (see peers).
+start_peers() {
+  "$ROOT/scripts/peers" install all
+  PEERS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/stdb-graph-peers.XXXXXX")"
+  chmod 755 "$PEERS_DIR"   # PostgreSQL runs as the postgres user when we are root
+  trap cleanup EXIT
+  local neo4j postgres
+  neo4j="$("$ROOT/scripts/peers" start neo4j --port "${NEO4J_PORT:-7687}" --dir "$PEERS_DIR")"
+  postgres="$("$ROOT/scripts/peers" start postgres --port "${PG_PORT:-5439}" --dir "$PEERS_DIR")"
+  PEER_ARGS=(--systems "stdb,stdb-stage1,stdb-stage1-reducer,neo4j,neo4j-apoc,postgres"
+             --neo4j "$neo4j" --postgres "$postgres")
 }

@@ -518,6 +518,8 @@ mod tests {
                 date_utc: "2026-01-01T00:00:00Z".into(),
             },
             load: None,
+            peer_loads: Vec::new(),
+            peers: Vec::new(),
             results,
             contention,
         }

@@ -1,14 +1,20 @@
-//! `graph-bench`: loads a graph into the SpacetimeDB graph module, runs verified workloads in
-//! Stage-2 and Stage-1 modes side by side, measures writers under traversal load, and reports.
+//! `graph-bench`: loads a graph into the SpacetimeDB graph module (and into peer systems), runs
+//! verified workloads in Stage-2 and Stage-1 modes and on the peers side by side, measures
+//! writers under traversal load, and reports.
 
 use anyhow::{Context, ensure};
 use clap::Parser;
+use graph_bench::comparison::{self, SystemLoad};
 use graph_bench::contention;
 use graph_bench::datasets::DatasetSpec;
+use graph_bench::peer_bench::{self, PeerRun};
+use graph_bench::peers::Peer;
+use graph_bench::peers::neo4j::Neo4j;
+use graph_bench::peers::postgres::Postgres;
 use graph_bench::reference::ReferenceGraph;
 use graph_bench::report::{Environment, Load, Report, fmt_us};
 use graph_bench::summary::Summary;
-use graph_bench::workloads::{Bench, Workload};
+use graph_bench::workloads::{Bench, Sample, Workload};
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_client::server::Server;
@@ -63,13 +69,26 @@ struct Args {
         default_value = "neighbors,bfs,bfs-depth,path"
     )]
     workloads: Vec<Workload>,
-    /// Comma-separated: stage2, stage1, stage1-reducer.
+    /// Comma-separated systems: stdb (the Stage-2 procedures), stdb-stage1 (full-scan
+    /// procedures), stdb-stage1-reducer (full-scan reducers), and the peers neo4j (plain
+    /// Cypher), neo4j-apoc (APOC) and postgres (recursive CTEs), which `scripts/peers` starts.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "stage2,stage1,stage1-reducer"
+        default_value = "stdb,stdb-stage1,stdb-stage1-reducer",
+        value_parser = parse_system
     )]
-    modes: Vec<Mode>,
+    systems: Vec<String>,
+    /// Bolt URL of the Neo4j server for neo4j and neo4j-apoc.
+    #[arg(long, env = "GRAPH_NEO4J", default_value = "bolt://127.0.0.1:7687")]
+    neo4j: String,
+    /// libpq connection string of the PostgreSQL server for postgres.
+    #[arg(
+        long,
+        env = "GRAPH_POSTGRES",
+        default_value = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
+    )]
+    postgres: String,
     /// Single-edge inserts per contention phase (0: skip the contention workload).
     #[arg(long, default_value_t = 200)]
     writes: usize,
@@ -92,6 +111,15 @@ struct Args {
     /// Directory for the Markdown and JSON reports.
     #[arg(long, default_value = "results")]
     out: PathBuf,
+}
+
+fn parse_system(s: &str) -> Result<String, String> {
+    comparison::mode_of(s)
+        .map(|_| s.to_string())
+        .ok_or_else(|| {
+            let names: Vec<&str> = comparison::SYSTEMS.iter().map(|(s, _)| *s).collect();
+            format!("system `{s}`: expected one of {}", names.join(", "))
+        })
 }
 
 fn main() -> anyhow::Result<()> {
@@ -119,6 +147,71 @@ fn main() -> anyhow::Result<()> {
     );
     let reference = ReferenceGraph::new(&edges);
 
+    let vertices = reference.sample_vertices(args.runs, args.seed);
+    let pairs = reference.sample_pairs(args.runs, dir, args.seed);
+    let inputs = Inputs {
+        reference: &reference,
+        edges: &edges,
+        dir,
+        vertices: &vertices,
+        pairs: &pairs,
+    };
+    let modes: Vec<Mode> = args
+        .systems
+        .iter()
+        .filter(|s| !comparison::is_peer(s))
+        .map(|s| comparison::mode_of(s).expect("validated").parse())
+        .collect::<Result<_, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let mut stdb = if modes.is_empty() {
+        Stdb::default()
+    } else {
+        run_stdb(&args, &modes, &inputs)?
+    };
+    let peers = run_peers(&args, &inputs, &mut stdb.results)?;
+
+    let report = Report {
+        environment: environment(&args, command, dir, &edges),
+        load: stdb.load,
+        peer_loads: peers.loads,
+        peers: peers.descriptions,
+        results: stdb.results,
+        contention: stdb.contention,
+    };
+    println!("\n{}\n{}", report.heading(), report.table());
+    for path in report.write(&args.out)? {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// The graph and the queries every system is asked.
+struct Inputs<'a> {
+    reference: &'a ReferenceGraph,
+    edges: &'a EdgeList,
+    dir: Direction,
+    vertices: &'a [u64],
+    pairs: &'a [(u64, u64)],
+}
+
+/// What the SpacetimeDB part of a run measured.
+#[derive(Default)]
+struct Stdb {
+    load: Option<Load>,
+    results: Vec<Summary>,
+    contention: Vec<contention::Contention>,
+}
+
+/// SpacetimeDB: publish, load, verify counts, the round-trip floor, every workload in every
+/// selected mode, and writers against Stage-2 (and Stage-1) traversal loops.
+fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb> {
+    let Inputs {
+        reference,
+        edges,
+        dir,
+        vertices,
+        pairs,
+    } = *inputs;
     let server = Server::new(&args.server);
     let server = match &args.token {
         Some(token) => server.with_token(token.clone()),
@@ -137,25 +230,23 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let db = GraphDb::new(server, &args.database);
-    let load = (!args.skip_load).then(|| load(&db, &edges)).transpose()?;
-    verify_counts(&db, &edges, &reference)?;
+    let load = (!args.skip_load).then(|| load(&db, edges)).transpose()?;
+    verify_counts(&db, edges, reference)?;
 
-    let vertices = reference.sample_vertices(args.runs, args.seed);
-    let pairs = reference.sample_pairs(args.runs, dir, args.seed);
     let tx = TxOptions {
         tx_budget: args.tx_budget,
         yield_every_us: args.yield_every_us,
     };
     let bench = Bench {
         db: &db,
-        reference: &reference,
+        reference,
         dir,
         depth: args.depth,
         tx,
     };
     let mut results = roundtrip(&db, args.roundtrip_calls)?;
     for &workload in &args.workloads {
-        for &mode in &args.modes {
+        for &mode in modes {
             let n = match (mode, workload) {
                 (Mode::Stage2, Workload::BfsFull) => args.bfs_runs,
                 (Mode::Stage2, _) => args.runs,
@@ -168,70 +259,158 @@ fn main() -> anyhow::Result<()> {
             );
             let t = Instant::now();
             if let Some(samples) = bench.run(workload, mode, warmup, v, p)? {
-                let s = Summary::of(workload.as_str(), mode.as_str(), &samples);
-                println!(
-                    "{workload:<9} {:<14} {} runs verified: p50 {}, p99 {}, longest tx {} ({:.1} s)",
-                    mode.as_str(),
-                    s.e2e.count,
-                    fmt_us(s.e2e.p50),
-                    fmt_us(s.e2e.p99),
-                    fmt_us(s.worst_hold_us as f64),
-                    t.elapsed().as_secs_f64()
-                );
-                results.push(s);
+                results.push(summarize(workload, mode.as_str(), &samples, t));
             }
         }
     }
 
     let mut contention = Vec::new();
-    if args.writes > 0 {
+    if args.writes > 0 && !vertices.is_empty() {
         let writer = GraphDb::new(
             Server::new(&args.server).with_token(db.server().token().unwrap_or_default()),
             &args.database,
         );
         let first_id = db.info()?.max_vertex_id + 1_000_000;
         let start = vertices[0];
-        let stage2 = || {
-            db.bfs(start, dir, None, 0, tx)
-                .map(drop)
-                .map_err(Into::into)
-        };
-        contention.push(contention::run(
-            &writer,
-            "Stage-2 full BFS loop",
-            first_id,
-            args.writes,
-            stage2,
-        )?);
-        if args.modes.contains(&Mode::Stage1Procedure) {
+        if modes.contains(&Mode::Stage2) {
+            let stage2 = || {
+                db.bfs(start, dir, None, 0, tx)
+                    .map(drop)
+                    .map_err(Into::into)
+            };
+            contention.push(contention::run(
+                &writer,
+                "Stage-2 full BFS loop",
+                first_id,
+                args.writes,
+                stage2,
+            )?);
+        }
+        if modes.contains(&Mode::Stage1Procedure) {
             let stage1 = || {
                 db.bfs_stage1(start, dir, None)
                     .map(drop)
                     .map_err(Into::into)
             };
-            let writes = args.stage1_writes;
             let first = first_id + 4 * args.writes as u64;
             contention.push(contention::run(
                 &writer,
                 "Stage-1 full BFS loop",
                 first,
-                writes,
+                args.stage1_writes,
                 stage1,
             )?);
         }
     }
-
-    let report = Report {
-        environment: environment(&args, command, dir, &edges),
+    Ok(Stdb {
         load,
         results,
         contention,
+    })
+}
+
+/// What the peer part of a run measured.
+struct Peers {
+    loads: Vec<SystemLoad>,
+    descriptions: Vec<String>,
+}
+
+/// Every selected peer: connect, load (neo4j and neo4j-apoc share one store, loaded once),
+/// verify counts, and run every workload with the same inputs as Stage 2; rows are appended
+/// to `results` with the system as their mode.
+fn run_peers(args: &Args, inputs: &Inputs, results: &mut Vec<Summary>) -> anyhow::Result<Peers> {
+    let mut out = Peers {
+        loads: Vec::new(),
+        descriptions: Vec::new(),
     };
-    println!("\n{}\n{}", report.heading(), report.table());
-    for path in report.write(&args.out)? {
-        println!("wrote {}", path.display());
+    let mut neo4j_load: Option<Load> = None;
+    for system in args.systems.iter().filter(|s| comparison::is_peer(s)) {
+        let mut peer: Box<dyn Peer> = match system.as_str() {
+            "postgres" => Box::new(Postgres::connect(&args.postgres)?),
+            _ => Box::new(Neo4j::connect(&args.neo4j, system == "neo4j-apoc")?),
+        };
+        let description = peer.describe()?;
+        println!("{system}: {description}");
+        out.descriptions.push(format!("{system}: {description}"));
+        let shared = system.starts_with("neo4j").then_some(&mut neo4j_load);
+        let load = match shared {
+            Some(Some(load)) => Some(load.clone()),
+            _ if args.skip_load => {
+                verify_peer_counts(peer.as_mut(), inputs)?;
+                None
+            }
+            shared => {
+                let load = peer_bench::load(peer.as_mut(), inputs.edges, inputs.reference)?;
+                if let Some(slot) = shared {
+                    *slot = Some(load.clone());
+                }
+                Some(load)
+            }
+        };
+        if let Some(load) = load {
+            out.loads.push(SystemLoad {
+                system: system.clone(),
+                load,
+            });
+        }
+        let run = PeerRun {
+            reference: inputs.reference,
+            dir: inputs.dir,
+            depth: args.depth,
+        };
+        for &workload in &args.workloads {
+            let n = if workload == Workload::BfsFull {
+                args.bfs_runs
+            } else {
+                args.runs
+            };
+            let (v, p) = (
+                &inputs.vertices[..n.min(inputs.vertices.len())],
+                &inputs.pairs[..n.min(inputs.pairs.len())],
+            );
+            let t = Instant::now();
+            let samples = run.run(peer.as_mut(), workload, args.warmup, v, p)?;
+            results.push(summarize(workload, system, &samples, t));
+        }
     }
+    Ok(out)
+}
+
+/// With `--skip-load`: the peer must already hold exactly the dataset.
+fn verify_peer_counts(peer: &mut dyn Peer, inputs: &Inputs) -> anyhow::Result<()> {
+    let mut arcs: Vec<(u64, u64)> = inputs.edges.iter().collect();
+    arcs.sort_unstable();
+    arcs.dedup();
+    let want = (inputs.reference.vertex_count() as u64, arcs.len() as u64);
+    let got = peer.counts()?;
+    ensure!(
+        got == want,
+        "{} holds {} vertices / {} edges, the dataset has {} / {} (drop --skip-load)",
+        peer.system(),
+        got.0,
+        got.1,
+        want.0,
+        want.1
+    );
     Ok(())
+}
+
+/// The benchmark's summary row, printed as it completes.
+fn summarize(workload: Workload, mode: &str, samples: &[Sample], started: Instant) -> Summary {
+    let s = Summary::of(workload.as_str(), mode, samples);
+    println!(
+        "{workload:<9} {mode:<19} {} runs verified: p50 {}, p99 {}, longest tx {} ({:.1} s)",
+        s.e2e.count,
+        fmt_us(s.e2e.p50),
+        fmt_us(s.e2e.p99),
+        if s.max_hold.count > 0 {
+            fmt_us(s.worst_hold_us as f64)
+        } else {
+            "–".into()
+        },
+        started.elapsed().as_secs_f64()
+    );
+    s
 }
 
 /// The round-trip floor: empty procedure and empty reducer calls over HTTP, one token.
@@ -247,7 +426,7 @@ fn roundtrip(db: &GraphDb, calls: usize) -> anyhow::Result<Vec<Summary>> {
             let server_us = db.noop(procedure)?;
             if i >= 20 {
                 let e2e_us = t.elapsed().as_secs_f64() * 1e6;
-                samples.push(graph_bench::workloads::Sample {
+                samples.push(Sample {
                     e2e_us,
                     server_us,
                     stats: None,

@@ -1,6 +1,7 @@
 //! The benchmark report: a terminal table, and Markdown + JSON files with PNG charts.
 
 use crate::charts;
+use crate::comparison::{self, SystemLoad};
 use crate::contention::Contention;
 use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
@@ -35,7 +36,14 @@ pub struct Load {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub environment: Environment,
+    /// SpacetimeDB's load (all its modes share one).
     pub load: Option<Load>,
+    /// Each peer's load (neo4j and neo4j-apoc share one store, so one load).
+    #[serde(default)]
+    pub peer_loads: Vec<SystemLoad>,
+    /// Each peer's product, version and settings.
+    #[serde(default)]
+    pub peers: Vec<String>,
     pub results: Vec<Summary>,
     pub contention: Vec<Contention>,
 }
@@ -81,6 +89,21 @@ impl Report {
                 opt(format!("{}", s.edges_scanned_p50)),
             );
         }
+        let mut loads = self.peer_loads.clone();
+        if let Some(load) = &self.load {
+            loads.insert(
+                0,
+                SystemLoad {
+                    system: "stdb".into(),
+                    load: load.clone(),
+                },
+            );
+        }
+        let systems = comparison::table(&self.results, &loads);
+        if !systems.is_empty() {
+            t.push('\n');
+            t.push_str(&systems);
+        }
         if !self.contention.is_empty() {
             t.push_str("\n| writer (single-edge insert) while | traversals done | p50 | p99 | max | idle p50 | idle p99 |\n");
             t.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
@@ -114,6 +137,16 @@ impl Report {
                 "load: {} edges in {:.2} s = {:.0} edges/s",
                 load.edges_sent, load.seconds, load.edges_per_second
             );
+        }
+        for l in &self.peer_loads {
+            let _ = writeln!(
+                h,
+                "load ({}): {} edges in {:.2} s = {:.0} edges/s",
+                l.system, l.load.edges_sent, l.load.seconds, l.load.edges_per_second
+            );
+        }
+        for peer in &self.peers {
+            let _ = writeln!(h, "peer {peer}");
         }
         let _ = writeln!(
             h,

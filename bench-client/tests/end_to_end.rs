@@ -1,7 +1,7 @@
 //! graph-bench end to end against the real embedded host: load, verified workloads in every
 //! mode, contention, and the report files. The binary exits non-zero on any wrong answer.
 
-use graph_testkit::{TestHost, module_wasm_path};
+use graph_testkit::{PeerServer, TestHost, module_wasm_path};
 use serde_json::Value;
 use std::process::Command;
 
@@ -66,6 +66,67 @@ fn small_benchmark_runs_verified_and_reports() {
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| path | stage2 |") && md.contains("graph-bench"),
+        "{md}"
+    );
+}
+
+#[test]
+fn peers_run_side_by_side_with_verified_answers() {
+    let host = TestHost::start();
+    let neo4j = PeerServer::start(
+        "neo4j",
+        &[("NEO4J_HEAP", "1g"), ("NEO4J_PAGECACHE", "256m")],
+    );
+    let postgres = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
+        .args(["--server", host.url(), "--publish"])
+        .arg(module_wasm_path())
+        .args(["--systems", "stdb,neo4j,neo4j-apoc,postgres"])
+        .args(["--neo4j", neo4j.address(), "--postgres", postgres.address()])
+        .args(["--dataset", "fb", "--runs", "4", "--bfs-runs", "1"])
+        .args(["--writes", "0", "--roundtrip-calls", "0", "--out"])
+        .arg(out.path())
+        .output()
+        .expect("running graph-bench");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "graph-bench failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("fb.json")).unwrap())
+            .unwrap();
+    let rows: Vec<(String, String)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(r["e2e"]["count"].as_u64().unwrap() > 0, "{r}");
+            (
+                r["workload"].as_str().unwrap().to_string(),
+                r["mode"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for mode in ["stage2", "neo4j", "neo4j-apoc", "postgres"] {
+        for workload in ["neighbors", "bfs", "bfs-depth", "path"] {
+            assert!(
+                rows.contains(&(workload.to_string(), mode.to_string())),
+                "no {workload} row for {mode}: {rows:?}"
+            );
+        }
+    }
+    // neo4j and neo4j-apoc share one store, loaded once; each counts as loaded and verified.
+    let loads = report["peer_loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 3, "{loads:?}");
+    assert_eq!(loads[0]["load"]["seconds"], loads[1]["load"]["seconds"]);
+    assert_eq!(report["peers"].as_array().unwrap().len(), 3);
+    let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
+    assert!(
+        md.contains("| metric (p50) | stdb | neo4j | neo4j-apoc | postgres | stdb vs best peer |"),
         "{md}"
     );
 }
