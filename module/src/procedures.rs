@@ -3,7 +3,7 @@
 
 use crate::schema::{GraphMeta, meta, vertex};
 use crate::source::IndexSource;
-use crate::tx_runner::{DEFAULT_BUDGET, DEFAULT_YIELD_EVERY_US, TxRunner};
+use crate::tx_runner::{Budget, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
 use graph_traverse::{
     Bfs, BfsOutcome, BfsQuery, Direction, NeighborSource, PathOutcome, PathQuery, Progress,
@@ -113,8 +113,8 @@ fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64
 
 /// Breadth-first search from `start`: visited count, per-level counts and the first
 /// `vertex_limit` vertices in BFS order. `max_depth` bounds the levels (none: full traversal).
-/// `tx_budget` caps the work units per transaction and `yield_every_us` the time between yields
-/// (0 for either: the default).
+/// `tx_budget` fixes the work units per transaction (0: paced to hold each for about 2 ms) and
+/// `yield_every_us` the time between yields (0: the default).
 #[procedure]
 pub fn bfs(
     ctx: &mut ProcedureContext,
@@ -132,7 +132,7 @@ pub fn bfs(
             "vertex_limit {vertex_limit} exceeds {MAX_VERTEX_LIMIT}"
         )));
     }
-    let budget = or_default(tx_budget, DEFAULT_BUDGET) as u64;
+    let mut budget = Budget::from_arg(tx_budget);
     let query = BfsQuery {
         start,
         dir,
@@ -142,12 +142,20 @@ pub fn bfs(
     };
     let search: RefCell<Option<Bfs>> = RefCell::new(None);
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    while runner.run(|tx| {
-        let mut search = search.borrow_mut();
-        let bfs = search.get_or_insert_with(|| Bfs::new(query.clone(), id_bound(&meta(&tx.db))));
-        bfs.step(&IndexSource { db: &tx.db }, budget)
-    }) == Progress::Suspended
-    {}
+    let units = || search.borrow().as_ref().map_or(0, |bfs| bfs.work().units());
+    loop {
+        let before = units();
+        let progress = runner.run(|tx| {
+            let mut search = search.borrow_mut();
+            let bfs =
+                search.get_or_insert_with(|| Bfs::new(query.clone(), id_bound(&meta(&tx.db))));
+            bfs.step(&IndexSource { db: &tx.db }, budget.units())
+        });
+        if progress == Progress::Done {
+            break;
+        }
+        budget.observe(units() - before, runner.last_hold_us());
+    }
     let (outcome, work) = search.into_inner().expect("ran once").into_outcome();
     let mut stats = runner.finish();
     stats.add_work(work);
@@ -187,7 +195,7 @@ pub fn shortest_path(
 ) -> Result<PathResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
-    let budget = or_default(tx_budget, DEFAULT_BUDGET) as u64;
+    let mut budget = Budget::from_arg(tx_budget);
     let search = RefCell::new(ShortestPath::new(PathQuery {
         source,
         target,
@@ -195,12 +203,21 @@ pub fn shortest_path(
         max_depth,
     }));
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    while runner.run(|tx| {
-        search
-            .borrow_mut()
-            .step(&IndexSource { db: &tx.db }, budget)
-    }) == Progress::Suspended
-    {}
+    loop {
+        let before = search.borrow().work().units();
+        let progress = runner.run(|tx| {
+            search
+                .borrow_mut()
+                .step(&IndexSource { db: &tx.db }, budget.units())
+        });
+        if progress == Progress::Done {
+            break;
+        }
+        budget.observe(
+            search.borrow().work().units() - before,
+            runner.last_hold_us(),
+        );
+    }
     let (outcome, work) = search.into_inner().into_outcome();
     let mut stats = runner.finish();
     stats.add_work(work);

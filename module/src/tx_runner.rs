@@ -6,19 +6,72 @@
 //! whenever `yield_every_us` of wall time has passed since the last yield. Short queries never
 //! pay for a yield; long ones let writers in at least every `yield_every_us` plus one
 //! transaction. `sleep_until` with a negative time returns the engine clock without suspending:
-//! that is how transaction ends are timed.
+//! that is how transaction ends are timed, and those hold times pace the work [`Budget`] of the
+//! transactions that follow.
 
 use crate::schema::meta;
 use crate::types::QueryStats;
 use spacetimedb::{ProcedureContext, Timestamp, TxContext};
 
-/// Work units (arcs + vertices + lookups) per transaction when the caller does not say: about
-/// 1.5 ms of work, under 5 ms at the worst (measured: results/tuning.md).
-pub const DEFAULT_BUDGET: u32 = 2_500;
+/// Hold time a transaction aims for when the caller sets no work budget. A unit's cost varies
+/// with the machine and the table sizes (≈0.6 µs on a quiet dblp-sized graph, 2 µs and more on
+/// a LiveJournal-sized one or a busy machine), so the budget follows measured hold times: this
+/// target leaves 2.5× headroom under the 5 ms that writers may wait.
+pub const TARGET_HOLD_US: u64 = 2_000;
+/// The paced budget's first value and bounds, in work units (arcs + vertices + lookups).
+const FIRST_BUDGET: u64 = 2_000;
+const MIN_BUDGET: u64 = 200;
+const MAX_BUDGET: u64 = 100_000;
+/// Transactions with less work than this say more about fixed costs than about a unit's cost.
+const MIN_CALIBRATION_UNITS: u64 = 200;
 /// Longest stretch of wall time a procedure runs without letting others in, by default. A
 /// single-edge insert over HTTP is three executor jobs (connect, reducer, disconnect), each of
 /// which may wait for a yield; 2 ms keeps its p99 near 5 ms for ~25% more full-BFS time.
 pub const DEFAULT_YIELD_EVERY_US: u32 = 2_000;
+
+/// Work units per transaction: fixed when the caller gives a budget, otherwise paced so that
+/// a transaction holds for about [`TARGET_HOLD_US`].
+#[derive(Debug, Clone, Copy)]
+pub enum Budget {
+    Fixed(u64),
+    Paced {
+        /// Smoothed cost of a unit, µs (`None` until a transaction was big enough to tell).
+        us_per_unit: Option<f64>,
+    },
+}
+
+impl Budget {
+    /// `tx_budget` as procedures take it: 0 for paced, otherwise a fixed number of units.
+    pub fn from_arg(tx_budget: u32) -> Self {
+        match tx_budget {
+            0 => Budget::Paced { us_per_unit: None },
+            n => Budget::Fixed(n as u64),
+        }
+    }
+
+    /// Units the next transaction may spend.
+    pub fn units(&self) -> u64 {
+        match *self {
+            Budget::Fixed(n) => n,
+            Budget::Paced { us_per_unit: None } => FIRST_BUDGET,
+            Budget::Paced {
+                us_per_unit: Some(cost),
+            } => ((TARGET_HOLD_US as f64 / cost) as u64).clamp(MIN_BUDGET, MAX_BUDGET),
+        }
+    }
+
+    /// Learns from a transaction that spent `units` and held for `hold_us`.
+    pub fn observe(&mut self, units: u64, hold_us: u64) {
+        if let Budget::Paced { us_per_unit } = self
+            && units >= MIN_CALIBRATION_UNITS
+        {
+            let cost = hold_us.max(1) as f64 / units as f64;
+            // Half old, half new: follows a change within a few transactions, and one slow
+            // transaction (a page fault, a busy core) moves the budget only halfway.
+            *us_per_unit = Some(us_per_unit.map_or(cost, |old| (old + cost) / 2.0));
+        }
+    }
+}
 
 pub struct TxRunner<'c> {
     ctx: &'c mut ProcedureContext,
@@ -26,6 +79,7 @@ pub struct TxRunner<'c> {
     started_us: i64,
     last_yield_us: i64,
     yield_every_us: i64,
+    last_hold_us: u64,
 }
 
 impl<'c> TxRunner<'c> {
@@ -37,6 +91,7 @@ impl<'c> TxRunner<'c> {
             started_us,
             last_yield_us: started_us,
             yield_every_us: yield_every_us as i64,
+            last_hold_us: 0,
         }
     }
 
@@ -52,6 +107,7 @@ impl<'c> TxRunner<'c> {
         });
         let tx_end = now_us(self.ctx);
         let hold = (tx_end - tx_start).max(0) as u64;
+        self.last_hold_us = hold;
         let s = &mut self.stats;
         if s.transactions == 0 {
             s.version_start = version;
@@ -75,6 +131,11 @@ impl<'c> TxRunner<'c> {
         self.stats.yields += 1;
     }
 
+    /// How long the last transaction held, µs.
+    pub fn last_hold_us(&self) -> u64 {
+        self.last_hold_us
+    }
+
     /// The stats with `total_us` covering everything up to now.
     pub fn finish(self) -> QueryStats {
         let mut stats = self.stats;
@@ -87,4 +148,40 @@ impl<'c> TxRunner<'c> {
 fn now_us(ctx: &mut ProcedureContext) -> i64 {
     ctx.sleep_until(Timestamp::from_micros_since_unix_epoch(-1));
     ctx.timestamp.to_micros_since_unix_epoch()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fixed_budget_stays_fixed() {
+        let mut b = Budget::from_arg(7);
+        b.observe(5_000, 50_000);
+        assert_eq!(b.units(), 7);
+    }
+
+    #[test]
+    fn a_paced_budget_follows_the_cost_of_a_unit() {
+        let mut b = Budget::from_arg(0);
+        assert_eq!(b.units(), FIRST_BUDGET);
+        // 2 µs a unit: 1,000 units fill the 2 ms target.
+        b.observe(2_000, 4_000);
+        assert_eq!(b.units(), 1_000);
+        // Too little work to say anything about a unit's cost.
+        b.observe(10, 5_000);
+        assert_eq!(b.units(), 1_000);
+        // One transaction 5× slower moves the estimate halfway (6 µs a unit).
+        b.observe(1_000, 10_000);
+        assert_eq!(b.units(), 333);
+        // Cheap units: the budget grows, up to its bound.
+        for _ in 0..20 {
+            b.observe(10_000, 10);
+        }
+        assert_eq!(b.units(), MAX_BUDGET);
+        for _ in 0..20 {
+            b.observe(1_000, 1_000_000);
+        }
+        assert_eq!(b.units(), MIN_BUDGET);
+    }
 }
