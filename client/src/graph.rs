@@ -301,21 +301,11 @@ impl GraphDb {
     /// Loads `edges` in calls that respect the body and batch limits, retrying a failed call
     /// once it is safe (edges are a set, so a re-sent batch changes nothing). `progress` gets the
     /// number of edges sent so far.
-    ///
-    /// Edges go out sorted by (src, dst): a batch then spans few source vertices, so the module
-    /// rewrites few degree rows per edge and appends to its (src, dst) index in order.
     pub fn load(
         &self,
         edges: &EdgeList,
         mut progress: impl FnMut(usize),
     ) -> Result<(), ClientError> {
-        let mut arcs: Vec<(u64, u64)> = edges.iter().collect();
-        arcs.sort_unstable();
-        let mut sorted = EdgeList::with_capacity(arcs.len());
-        for (src, dst) in arcs {
-            sorted.push(src, dst);
-        }
-        let edges = &sorted;
         let mut start = 0;
         while start < edges.len() {
             let end = batch_end(edges, start);
