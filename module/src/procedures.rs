@@ -145,6 +145,10 @@ pub fn bfs(
     let units = || search.borrow().as_ref().map_or(0, |bfs| bfs.work().units());
     loop {
         let before = units();
+        if let Some(bfs) = search.borrow_mut().as_mut() {
+            // Buffers grow here, between transactions, never while one is held.
+            bfs.reserve(budget.units());
+        }
         let progress = runner.run(|tx| {
             let mut search = search.borrow_mut();
             let bfs =
@@ -205,6 +209,8 @@ pub fn shortest_path(
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     loop {
         let before = search.borrow().work().units();
+        // Buffers grow here, between transactions, never while one is held.
+        search.borrow_mut().reserve(budget.units());
         let progress = runner.run(|tx| {
             search
                 .borrow_mut()

@@ -1,4 +1,4 @@
-use crate::{Direction, ListCursor, NeighborSource, Progress, Work};
+use crate::{Direction, ListCursor, NeighborSource, Progress, Work, discoveries_per_step};
 use hashbrown::HashMap;
 
 /// What a [`ShortestPath`] should compute.
@@ -246,6 +246,18 @@ impl ShortestPath {
         Progress::Done
     }
 
+    /// Makes room in both sides' buffers for all that the next `step(_, budget)` can add, so
+    /// that no hash map rehashes, nor vector copies itself, inside that step (see
+    /// [`crate::Bfs::reserve`]). Call it between transactions.
+    pub fn reserve(&mut self, budget: u64) {
+        let n = discoveries_per_step(budget);
+        for side in [&mut self.forward, &mut self.backward] {
+            side.parents.reserve(n);
+            side.frontier.reserve(n);
+            side.next.reserve(n);
+        }
+    }
+
     /// The work spent so far.
     pub fn work(&self) -> Work {
         self.work
@@ -263,5 +275,51 @@ impl ShortestPath {
             self.outcome.expect("shortest path has not finished"),
             self.work,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AdjacencyGraph;
+
+    fn capacities(sp: &ShortestPath) -> Vec<usize> {
+        [&sp.forward, &sp.backward]
+            .into_iter()
+            .flat_map(|side| {
+                let mut levels = [side.frontier.capacity(), side.next.capacity()];
+                levels.sort_unstable();
+                [levels[0], levels[1], side.parents.capacity()]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn after_reserve_a_step_grows_no_buffer() {
+        // Two hubs of 3,000 leaves, joined only through leaf 1_000 → 2 and 2 → the target side.
+        let mut arcs: Vec<(u64, u64)> = (0..3000).map(|i| (7, 1_000 + i)).collect();
+        arcs.extend((0..3000).map(|i| (50_000 + i, 9)));
+        arcs.extend([(3_999, 2), (2, 50_000)]);
+        let g = AdjacencyGraph::new([], &arcs);
+        for budget in [1, 40, 1000] {
+            let mut sp = ShortestPath::new(PathQuery {
+                source: 7,
+                target: 9,
+                dir: Direction::Both,
+                max_depth: None,
+            });
+            // The first step seeds both sides.
+            assert_eq!(sp.step(&g, 1), Progress::Suspended);
+            loop {
+                sp.reserve(budget);
+                let before = capacities(&sp);
+                if sp.step(&g, budget) == Progress::Done {
+                    break;
+                }
+                assert_eq!(capacities(&sp), before, "budget {budget}");
+            }
+            let (outcome, _) = sp.into_outcome();
+            assert_eq!(outcome, PathOutcome::Found(vec![7, 3_999, 2, 50_000, 9]));
+        }
     }
 }

@@ -154,6 +154,15 @@ impl Work {
     }
 }
 
+/// The most vertices one `step(_, budget)` can discover: a unit buys at most one new vertex, and
+/// a step overshoots its budget by at most two units. Capped, so that a huge budget (one
+/// transaction for everything) does not reserve memory it will never use.
+pub(crate) fn discoveries_per_step(budget: u64) -> usize {
+    usize::try_from(budget.saturating_add(2))
+        .unwrap_or(usize::MAX)
+        .min(1 << 20)
+}
+
 /// Whether a `step` finished the traversal or stopped because its budget ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {

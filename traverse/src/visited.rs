@@ -43,11 +43,24 @@ impl Visited {
         new
     }
 
+    /// Makes room for `additional` more ids without rehashing (a no-op for the dense bitset).
+    pub fn reserve(&mut self, additional: usize) {
+        if self.bits.is_empty() {
+            self.overflow.reserve(additional);
+        }
+    }
+
     pub fn contains(&self, v: u64) -> bool {
         match self.bits.get((v / 64) as usize) {
             Some(word) => word & (1u64 << (v % 64)) != 0,
             None => self.overflow.contains(&v),
         }
+    }
+
+    /// Ids the overflow set holds room for (tests check that no step makes it grow).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.overflow.capacity()
     }
 
     pub fn len(&self) -> usize {
