@@ -490,6 +490,7 @@ fn verify_counts(db: &GraphDb, edges: &EdgeList, reference: &ReferenceGraph) -> 
 
 fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -> Environment {
     let summary = edges.summary();
+    let stdb_used = args.systems.iter().any(|s| !comparison::is_peer(s));
     let memory_kib: f64 = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
@@ -510,8 +511,16 @@ fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -
         max_degree: summary.max_degree,
         mean_degree: summary.mean_degree,
         direction: dir.to_string(),
-        server_url: args.server.clone(),
-        server_kind: args.server_kind.clone(),
+        server_url: if stdb_used {
+            args.server.clone()
+        } else {
+            "-".into()
+        },
+        server_kind: if stdb_used {
+            args.server_kind.clone()
+        } else {
+            "none (peers only)".into()
+        },
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
         memory_gib: memory_kib / (1024.0 * 1024.0),
         date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
