@@ -1,4 +1,6 @@
-use crate::{Direction, ListCursor, NeighborSource, Progress, Visited, Work, discoveries_per_step};
+use crate::{
+    Direction, ListCursor, NeighborSource, Progress, Visited, Work, discoveries_per_step, read_page,
+};
 use hashbrown::HashMap;
 
 /// What a [`Bfs`] should compute.
@@ -118,26 +120,12 @@ impl Bfs {
                 return Progress::Suspended;
             }
             let v = self.frontier[self.cursor];
-            let dir = self.query.dir;
-            let list = self.list.get_or_insert_with(|| {
-                self.work.vertices_expanded += 1;
-                ListCursor::start(dir)
-            });
-            let room = limit.saturating_sub(self.work.units()).max(1);
+            let room = limit.saturating_sub(self.work.units());
             let mut page = std::mem::take(&mut self.scratch);
-            page.clear();
-            let done = src.neighbors_page(
-                v,
-                dir,
-                list,
-                usize::try_from(room).unwrap_or(usize::MAX),
-                &mut page,
-            );
-            if done {
-                self.list = None;
+            let (dir, list, work) = (self.query.dir, &mut self.list, &mut self.work);
+            if read_page(src, v, dir, list, work, room, &mut page) {
                 self.cursor += 1;
             }
-            self.work.arcs_scanned += page.len() as u64;
             for &w in &page {
                 if self.discover(w, v) && self.query.target == Some(w) {
                     self.path = Some(self.path_to(w));

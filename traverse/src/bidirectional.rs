@@ -1,4 +1,6 @@
-use crate::{Direction, ListCursor, NeighborSource, Progress, Work, discoveries_per_step};
+use crate::{
+    Direction, ListCursor, NeighborSource, Progress, Work, discoveries_per_step, read_page,
+};
 use hashbrown::HashMap;
 
 /// What a [`ShortestPath`] should compute.
@@ -145,26 +147,12 @@ impl ShortestPath {
                 Which::Backward => (&mut self.backward, &self.forward, self.query.dir.reverse()),
             };
             let v = side.frontier[side.cursor];
-            let list = side.list.get_or_insert_with(|| {
-                self.work.vertices_expanded += 1;
-                ListCursor::start(dir)
-            });
             // Each new vertex costs a degree lookup as well as its arc: pages of half the room.
-            let room = limit.saturating_sub(self.work.units()).div_ceil(2).max(1);
+            let room = limit.saturating_sub(self.work.units()).div_ceil(2);
             let mut page = std::mem::take(&mut self.scratch);
-            page.clear();
-            let done = src.neighbors_page(
-                v,
-                dir,
-                list,
-                usize::try_from(room).unwrap_or(usize::MAX),
-                &mut page,
-            );
-            if done {
-                side.list = None;
+            if read_page(src, v, dir, &mut side.list, &mut self.work, room, &mut page) {
                 side.cursor += 1;
             }
-            self.work.arcs_scanned += page.len() as u64;
             for &w in &page {
                 if side.parents.contains_key(&w) {
                     continue;

@@ -154,6 +154,32 @@ impl Work {
     }
 }
 
+/// Reads the next page (at most `max` arcs, at least 1) of `v`'s list in `dir` into `page`,
+/// beginning the list, and counting `v` as expanded, when `list` is `None`; counts the arcs read.
+/// Returns whether the list is finished (then `list` is `None` again).
+pub(crate) fn read_page<S: NeighborSource + ?Sized>(
+    src: &S,
+    v: u64,
+    dir: Direction,
+    list: &mut Option<ListCursor>,
+    work: &mut Work,
+    max: u64,
+    page: &mut Vec<u64>,
+) -> bool {
+    let cursor = list.get_or_insert_with(|| {
+        work.vertices_expanded += 1;
+        ListCursor::start(dir)
+    });
+    page.clear();
+    let max = usize::try_from(max.max(1)).unwrap_or(usize::MAX);
+    let done = src.neighbors_page(v, dir, cursor, max, page);
+    if done {
+        *list = None;
+    }
+    work.arcs_scanned += page.len() as u64;
+    done
+}
+
 /// The most vertices one `step(_, budget)` can discover: a unit buys at most one new vertex, and
 /// a step overshoots its budget by at most two units. Capped, so that a huge budget (one
 /// transaction for everything) does not reserve memory it will never use.
