@@ -146,12 +146,16 @@ fn main() -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     let reference = ReferenceGraph::new(&edges);
+    let mut arcs: Vec<(u64, u64)> = edges.iter().collect();
+    arcs.sort_unstable();
+    arcs.dedup();
 
     let vertices = reference.sample_vertices(args.runs, args.seed);
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
     let inputs = Inputs {
         reference: &reference,
         edges: &edges,
+        arcs: &arcs,
         dir,
         vertices: &vertices,
         pairs: &pairs,
@@ -189,6 +193,8 @@ fn main() -> anyhow::Result<()> {
 struct Inputs<'a> {
     reference: &'a ReferenceGraph,
     edges: &'a EdgeList,
+    /// The distinct arcs of `edges`, sorted: what every system must end up holding.
+    arcs: &'a [(u64, u64)],
     dir: Direction,
     vertices: &'a [u64],
     pairs: &'a [(u64, u64)],
@@ -208,6 +214,7 @@ fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb
     let Inputs {
         reference,
         edges,
+        arcs,
         dir,
         vertices,
         pairs,
@@ -231,7 +238,7 @@ fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb
     }
     let db = GraphDb::new(server, &args.database);
     let load = (!args.skip_load).then(|| load(&db, edges)).transpose()?;
-    verify_counts(&db, edges, reference)?;
+    verify_counts(&db, arcs.len(), reference)?;
 
     let tx = TxOptions {
         tx_budget: args.tx_budget,
@@ -340,7 +347,7 @@ fn run_peers(args: &Args, inputs: &Inputs, results: &mut Vec<Summary>) -> anyhow
                 None
             }
             shared => {
-                let load = peer_bench::load(peer.as_mut(), inputs.edges, inputs.reference)?;
+                let load = peer_bench::load(peer.as_mut(), inputs.arcs, inputs.reference)?;
                 if let Some(slot) = shared {
                     *slot = Some(load.clone());
                 }
@@ -378,10 +385,10 @@ fn run_peers(args: &Args, inputs: &Inputs, results: &mut Vec<Summary>) -> anyhow
 
 /// With `--skip-load`: the peer must already hold exactly the dataset.
 fn verify_peer_counts(peer: &mut dyn Peer, inputs: &Inputs) -> anyhow::Result<()> {
-    let mut arcs: Vec<(u64, u64)> = inputs.edges.iter().collect();
-    arcs.sort_unstable();
-    arcs.dedup();
-    let want = (inputs.reference.vertex_count() as u64, arcs.len() as u64);
+    let want = (
+        inputs.reference.vertex_count() as u64,
+        inputs.arcs.len() as u64,
+    );
     let got = peer.counts()?;
     ensure!(
         got == want,
@@ -468,18 +475,15 @@ fn load(db: &GraphDb, edges: &EdgeList) -> anyhow::Result<Load> {
 }
 
 /// The server must hold exactly the file's distinct edges and vertices.
-fn verify_counts(db: &GraphDb, edges: &EdgeList, reference: &ReferenceGraph) -> anyhow::Result<()> {
-    let mut pairs: Vec<(u64, u64)> = edges.iter().collect();
-    pairs.sort_unstable();
-    pairs.dedup();
+fn verify_counts(db: &GraphDb, arcs: usize, reference: &ReferenceGraph) -> anyhow::Result<()> {
     let info = db.info()?;
     ensure!(
-        info.edges == pairs.len() as u64 && info.vertices == reference.vertex_count() as u64,
+        info.edges == arcs as u64 && info.vertices == reference.vertex_count() as u64,
         "the server holds {} vertices / {} edges, the dataset has {} / {} (load it, or drop --skip-load)",
         info.vertices,
         info.edges,
         reference.vertex_count(),
-        pairs.len()
+        arcs
     );
     println!(
         "verified: the server holds {} vertices and {} edges",

@@ -6,21 +6,17 @@ use crate::reference::ReferenceGraph;
 use crate::report::Load;
 use crate::workloads::{Sample, Workload};
 use anyhow::{Context, bail, ensure};
-use graph_client::edgelist::EdgeList;
 use graph_client::graph::Direction;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 
-/// Empties `peer`, loads the distinct edges of `edges` (and every vertex), and checks that the
-/// peer then holds exactly the reference's vertices and edges.
+/// Empties `peer`, loads `arcs` (distinct, sorted) and every vertex, and checks that the peer
+/// then holds exactly the reference's vertices and those arcs.
 pub fn load(
     peer: &mut dyn Peer,
-    edges: &EdgeList,
+    arcs: &[(u64, u64)],
     reference: &ReferenceGraph,
 ) -> anyhow::Result<Load> {
-    let mut arcs: Vec<(u64, u64)> = edges.iter().collect();
-    arcs.sort_unstable();
-    arcs.dedup();
     let name = peer.system();
     peer.clear().with_context(|| format!("clearing {name}"))?;
     let bar = ProgressBar::new(arcs.len() as u64).with_style(
@@ -30,7 +26,7 @@ pub fn load(
         .expect("progress template"),
     );
     let t = Instant::now();
-    peer.load(reference.vertices(), &arcs, &mut |n| {
+    peer.load(reference.vertices(), arcs, &mut |n| {
         bar.set_position(n as u64)
     })
     .with_context(|| format!("loading {name}"))?;
@@ -72,10 +68,7 @@ impl PeerRun<'_> {
         vertices: &[u64],
         pairs: &[(u64, u64)],
     ) -> anyhow::Result<Vec<Sample>> {
-        let inputs: Vec<(u64, u64)> = match workload {
-            Workload::ShortestPath => pairs.to_vec(),
-            _ => vertices.iter().map(|&v| (v, v)).collect(),
-        };
+        let inputs = workload.inputs(vertices, pairs);
         let mut samples = Vec::with_capacity(inputs.len());
         for (i, &(a, b)) in inputs
             .iter()

@@ -39,6 +39,17 @@ impl Workload {
     }
 }
 
+impl Workload {
+    /// The `(a, b)` queries of this workload: the pairs for shortest paths, `(v, v)` for the
+    /// single-vertex queries.
+    pub fn inputs(self, vertices: &[u64], pairs: &[(u64, u64)]) -> Vec<(u64, u64)> {
+        match self {
+            Workload::ShortestPath => pairs.to_vec(),
+            _ => vertices.iter().map(|&v| (v, v)).collect(),
+        }
+    }
+}
+
 impl fmt::Display for Workload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -89,10 +100,7 @@ impl Bench<'_> {
         if workload == Workload::NeighborCount && mode == Mode::Stage1Reducer {
             return Ok(None);
         }
-        let inputs: Vec<(u64, u64)> = match workload {
-            Workload::ShortestPath => pairs.to_vec(),
-            _ => vertices.iter().map(|&v| (v, v)).collect(),
-        };
+        let inputs = workload.inputs(vertices, pairs);
         let mut samples = Vec::with_capacity(inputs.len());
         for (i, &(a, b)) in inputs
             .iter()
