@@ -497,6 +497,8 @@ mod tests {
             yields_p50: 0.0,
             edges_scanned_p50: 0.0,
             worst_hold_us: hold.max as u64,
+            transactions: 10,
+            slow_transactions: 0,
         }
     }
 

@@ -411,7 +411,12 @@ fn summarize(workload: Workload, mode: &str, samples: &[Sample], started: Instan
         fmt_us(s.e2e.p50),
         fmt_us(s.e2e.p99),
         if s.max_hold.count > 0 {
-            fmt_us(s.worst_hold_us as f64)
+            format!(
+                "{}, {} of {} over 5 ms",
+                fmt_us(s.worst_hold_us as f64),
+                s.slow_transactions,
+                s.transactions
+            )
         } else {
             "–".into()
         },

@@ -61,6 +61,11 @@ pub struct Summary {
     pub edges_scanned_p50: f64,
     /// The longest transaction of any query in the benchmark, µs.
     pub worst_hold_us: u64,
+    /// Transactions of all queries, and those that held longer than 5 ms.
+    #[serde(default)]
+    pub transactions: u64,
+    #[serde(default)]
+    pub slow_transactions: u64,
 }
 
 impl Summary {
@@ -86,6 +91,8 @@ impl Summary {
             yields_p50: percentile(&of(&|s| s.yields as u64), 50.0),
             edges_scanned_p50: percentile(&of(&|s| s.edges_scanned), 50.0),
             worst_hold_us: stats.iter().map(|s| s.max_hold_us).max().unwrap_or(0),
+            transactions: stats.iter().map(|s| s.transactions as u64).sum(),
+            slow_transactions: stats.iter().map(|s| s.slow_transactions as u64).sum(),
         }
     }
 }

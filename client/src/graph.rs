@@ -85,6 +85,8 @@ pub struct QueryStats {
     pub yields: u32,
     pub max_hold_us: u64,
     pub total_hold_us: u64,
+    /// Transactions that held longer than 5 ms.
+    pub slow_transactions: u32,
     pub total_us: u64,
     pub vertices_expanded: u64,
     pub edges_scanned: u64,
@@ -537,13 +539,20 @@ mod tests {
     fn decodes_sats_json() {
         let ok: WireResult<PathResult> = serde_json::from_value(json!([
             0,
-            [1, 2, [0, []], [1, 2], [1, 0, 5, 5, 9, 1, 3, 4, 7, 7]]
+            [1, 2, [0, []], [1, 2], [3, 0, 6, 9, 1, 12, 1, 3, 4, 7, 7]]
         ]))
         .unwrap();
         let WireResult::Ok(p) = ok else { panic!() };
+        let s = p.stats;
         assert_eq!(
-            (p.status, p.path, p.stats.total_us),
-            (PathStatus::Found, vec![1, 2], 9)
+            (
+                p.status,
+                p.path,
+                s.transactions,
+                s.slow_transactions,
+                s.total_us
+            ),
+            (PathStatus::Found, vec![1, 2], 3, 1, 12)
         );
         let err: WireResult<PathResult> = serde_json::from_value(json!([1, [0, 7]])).unwrap();
         assert!(matches!(err, WireResult::Err(GraphError::UnknownVertex(7))));

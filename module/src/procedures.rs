@@ -155,10 +155,10 @@ pub fn bfs(
                 search.get_or_insert_with(|| Bfs::new(query.clone(), id_bound(&meta(&tx.db))));
             bfs.step(&IndexSource { db: &tx.db }, budget.units())
         });
+        runner.observe(&mut budget, units() - before);
         if progress == Progress::Done {
             break;
         }
-        budget.observe(units() - before, runner.last_hold_us());
     }
     let (outcome, work) = search.into_inner().expect("ran once").into_outcome();
     let mut stats = runner.finish();
@@ -216,13 +216,10 @@ pub fn shortest_path(
                 .borrow_mut()
                 .step(&IndexSource { db: &tx.db }, budget.units())
         });
+        runner.observe(&mut budget, search.borrow().work().units() - before);
         if progress == Progress::Done {
             break;
         }
-        budget.observe(
-            search.borrow().work().units() - before,
-            runner.last_hold_us(),
-        );
     }
     let (outcome, work) = search.into_inner().into_outcome();
     let mut stats = runner.finish();

@@ -28,6 +28,9 @@ const MIN_CALIBRATION_UNITS: u64 = 200;
 /// single-edge insert over HTTP is three executor jobs (connect, reducer, disconnect), each of
 /// which may wait for a yield; 2 ms keeps its p99 near 5 ms for ~25% more full-BFS time.
 pub const DEFAULT_YIELD_EVERY_US: u32 = 2_000;
+/// A transaction that holds longer than this is counted in `QueryStats::slow_transactions` and
+/// logged: it is longer than writers should wait.
+pub const SLOW_HOLD_US: u64 = 5_000;
 
 /// Work units per transaction: fixed when the caller gives a budget, otherwise paced so that
 /// a transaction holds for about [`TARGET_HOLD_US`].
@@ -80,6 +83,7 @@ pub struct TxRunner<'c> {
     last_yield_us: i64,
     yield_every_us: i64,
     last_hold_us: u64,
+    last_tx_start_us: i64,
 }
 
 impl<'c> TxRunner<'c> {
@@ -92,6 +96,7 @@ impl<'c> TxRunner<'c> {
             last_yield_us: started_us,
             yield_every_us: yield_every_us as i64,
             last_hold_us: 0,
+            last_tx_start_us: started_us,
         }
     }
 
@@ -108,6 +113,7 @@ impl<'c> TxRunner<'c> {
         let tx_end = now_us(self.ctx);
         let hold = (tx_end - tx_start).max(0) as u64;
         self.last_hold_us = hold;
+        self.last_tx_start_us = tx_start;
         let s = &mut self.stats;
         if s.transactions == 0 {
             s.version_start = version;
@@ -115,6 +121,7 @@ impl<'c> TxRunner<'c> {
         s.version_end = version;
         s.transactions += 1;
         s.max_hold_us = s.max_hold_us.max(hold);
+        s.slow_transactions += (hold > SLOW_HOLD_US) as u32;
         s.total_hold_us += hold;
         s.total_us = (tx_end - self.started_us).max(0) as u64;
         if tx_end - self.last_yield_us >= self.yield_every_us {
@@ -131,9 +138,22 @@ impl<'c> TxRunner<'c> {
         self.stats.yields += 1;
     }
 
-    /// How long the last transaction held, µs.
-    pub fn last_hold_us(&self) -> u64 {
-        self.last_hold_us
+    /// Feeds the last transaction's hold time and the `units` of work it did to `budget`, and
+    /// logs the transaction if it held longer than [`SLOW_HOLD_US`]: the log line's work and
+    /// engine-clock start let a slow transaction be told apart from a big one, and be matched
+    /// against a scheduler trace of the host.
+    pub fn observe(&self, budget: &mut Budget, units: u64) {
+        if self.last_hold_us > SLOW_HOLD_US {
+            log::warn!(
+                "slow transaction: held {} µs for {units} work units (budget {}), transaction {} \
+                 of this query, started at {} µs since the Unix epoch",
+                self.last_hold_us,
+                budget.units(),
+                self.stats.transactions,
+                self.last_tx_start_us,
+            );
+        }
+        budget.observe(units, self.last_hold_us);
     }
 
     /// The stats with `total_us` covering everything up to now.

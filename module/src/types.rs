@@ -49,6 +49,8 @@ pub struct QueryStats {
     pub yields: u32,
     pub max_hold_us: u64,
     pub total_hold_us: u64,
+    /// Transactions that held longer than 5 ms (each is also logged).
+    pub slow_transactions: u32,
     /// From the procedure's start to its last transaction's end.
     pub total_us: u64,
     pub vertices_expanded: u64,

@@ -52,6 +52,11 @@ fn check_stats(stats: &QueryStats, what: &str) {
         "{what}: {stats:?}"
     );
     assert!(stats.total_hold_us <= stats.total_us, "{what}: {stats:?}");
+    assert!(
+        stats.slow_transactions <= stats.transactions
+            && (stats.slow_transactions > 0) == (stats.max_hold_us > 5_000),
+        "{what}: {stats:?}"
+    );
 }
 
 fn published(host: &TestHost, name: &str) -> GraphDb {
@@ -397,6 +402,7 @@ fn yielding_lets_writers_in_during_a_long_traversal() {
         "{:?}",
         result.stats
     );
+    check_stats(&result.stats, "bfs with yields");
     assert!(
         wrote < traversed,
         "writer {wrote:?} should finish before the traversal {traversed:?}"
@@ -404,10 +410,57 @@ fn yielding_lets_writers_in_during_a_long_traversal() {
 
     let (traversed, wrote, result) = race(u32::MAX);
     assert_eq!(result.stats.yields, 0);
+    check_stats(&result.stats, "bfs without yields");
     // Both ends are timed by different client threads: allow them a little skew.
     let skew = std::time::Duration::from_millis(20);
     assert!(
         wrote + skew >= traversed,
         "without yields the writer ({wrote:?}) waits for the traversal ({traversed:?})"
     );
+}
+
+/// A transaction that holds longer than 5 ms is counted in the stats and logged with its work.
+#[test]
+fn slow_transactions_are_counted_and_logged() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let db = GraphDb::new(server.clone(), "graph");
+    let n = 100_000u64;
+    let mut ring = EdgeList::new();
+    for i in 0..n {
+        ring.push(i, (i + 1) % n);
+    }
+    db.load(&ring, |_| {}).unwrap();
+    // The whole traversal in one transaction: 100,000 vertices take far longer than 5 ms.
+    let one_tx = TxOptions {
+        tx_budget: u32::MAX,
+        yield_every_us: 0,
+    };
+    let result = db.bfs(0, Direction::Out, None, 0, one_tx).unwrap().value;
+    assert_eq!(result.visited, n);
+    let stats = result.stats;
+    check_stats(&stats, "bfs in one transaction");
+    assert_eq!(
+        (stats.transactions, stats.slow_transactions),
+        (1, 1),
+        "{stats:?}"
+    );
+    let logs = server.logs("graph", 1_000).unwrap();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("slow transaction"))
+        .unwrap_or_else(|| panic!("no slow transaction in the log:\n{logs}"));
+    assert!(
+        line.contains(&format!("held {} µs", stats.max_hold_us)),
+        "{line}"
+    );
+
+    // Paced, the same traversal is split into many transactions.
+    let paced = TxOptions {
+        tx_budget: 0,
+        yield_every_us: 0,
+    };
+    let result = db.bfs(0, Direction::Out, None, 0, paced).unwrap().value;
+    check_stats(&result.stats, "paced bfs");
+    assert!(result.stats.transactions > 1, "{:?}", result.stats);
 }

@@ -110,8 +110,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let stats = |s: &QueryStats| {
         if g.stats && !g.json {
             println!(
-                "stats: {} tx, longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned",
+                "stats: {} tx ({} over 5 ms), longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned",
                 s.transactions,
+                s.slow_transactions,
                 s.max_hold_us,
                 s.total_hold_us,
                 s.total_us,
