@@ -3,7 +3,8 @@
 //! Every algorithm here is written once, as a resumable state machine that reads the graph only
 //! through a [`NeighborSource`]. The SpacetimeDB module drives it over the table indexes inside
 //! short transactions (one [`Bfs::step`] or [`ShortestPath::step`] per transaction, bounded by a
-//! work budget); native tests drive the very same code over an in-memory [`AdjacencyGraph`].
+//! work budget), or over an in-memory [`AdjacencyGraph`] snapshot that it assembles with an
+//! [`AdjacencyBuilder`]; native tests drive the very same code over an [`AdjacencyGraph`].
 //!
 //! - [`Bfs`]: level-synchronous index-hop BFS (optionally depth-bounded, optionally stopping at a
 //!   target, which makes it the unidirectional shortest path of the Stage-1 baseline).
@@ -15,7 +16,7 @@ mod bfs;
 mod bidirectional;
 mod visited;
 
-pub use adjacency::AdjacencyGraph;
+pub use adjacency::{AdjacencyBuilder, AdjacencyGraph, BuildError};
 pub use bfs::{Bfs, BfsOutcome, BfsQuery};
 pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
 pub use visited::Visited;
@@ -136,6 +137,50 @@ pub trait NeighborSource {
     }
 }
 
+/// A traversal that advances in budgeted steps, so that a caller drives [`Bfs`] and
+/// [`ShortestPath`] alike (see their inherent methods of the same names).
+pub trait Search {
+    type Outcome;
+    /// Does about `budget` units of work; see [`Bfs::step`].
+    fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress;
+    /// Grows buffers for a step of `budget` units ahead of it.
+    fn reserve(&mut self, budget: u64);
+    fn work(&self) -> Work;
+    fn into_outcome(self) -> (Self::Outcome, Work);
+}
+
+impl Search for Bfs {
+    type Outcome = BfsOutcome;
+    fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
+        Bfs::step(self, src, budget)
+    }
+    fn reserve(&mut self, budget: u64) {
+        Bfs::reserve(self, budget)
+    }
+    fn work(&self) -> Work {
+        Bfs::work(self)
+    }
+    fn into_outcome(self) -> (BfsOutcome, Work) {
+        Bfs::into_outcome(self)
+    }
+}
+
+impl Search for ShortestPath {
+    type Outcome = PathOutcome;
+    fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
+        ShortestPath::step(self, src, budget)
+    }
+    fn reserve(&mut self, budget: u64) {
+        ShortestPath::reserve(self, budget)
+    }
+    fn work(&self) -> Work {
+        ShortestPath::work(self)
+    }
+    fn into_outcome(self) -> (PathOutcome, Work) {
+        ShortestPath::into_outcome(self)
+    }
+}
+
 /// Work done by a traversal; the module reports it and uses it as the transaction budget.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Work {
@@ -145,6 +190,14 @@ pub struct Work {
     pub arcs_scanned: u64,
     /// Single-vertex lookups (existence checks and degree reads).
     pub lookups: u64,
+}
+
+impl std::ops::AddAssign for Work {
+    fn add_assign(&mut self, other: Work) {
+        self.vertices_expanded += other.vertices_expanded;
+        self.arcs_scanned += other.arcs_scanned;
+        self.lookups += other.lookups;
+    }
 }
 
 impl Work {
