@@ -499,6 +499,7 @@ mod tests {
             worst_hold_us: hold.max as u64,
             transactions: 10,
             slow_transactions: 0,
+            from_snapshot: 0,
         }
     }
 

@@ -63,14 +63,14 @@ impl Report {
     /// The results table (Markdown, which also reads well in a terminal).
     pub fn table(&self) -> String {
         let mut t = String::new();
-        t.push_str("| workload | mode | runs | p50 | p90 | p99 | max | server p50 | longest tx (max) | tx over 5 ms | tx p50 | yields p50 | edges scanned p50 |\n");
-        t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        t.push_str("| workload | mode | runs | p50 | p90 | p99 | max | server p50 | longest tx (max) | tx over 5 ms | tx p50 | yields p50 | edges scanned p50 | from snapshot |\n");
+        t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for s in &self.results {
             let procedure = s.max_hold.count > 0;
             let opt = |v: String| if procedure { v } else { "–".to_string() };
             let _ = writeln!(
                 t,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 s.workload,
                 s.mode,
                 s.e2e.count,
@@ -88,6 +88,7 @@ impl Report {
                 opt(format!("{}", s.transactions_p50)),
                 opt(format!("{}", s.yields_p50)),
                 opt(format!("{}", s.edges_scanned_p50)),
+                opt(format!("{} of {}", s.from_snapshot, s.e2e.count)),
             );
         }
         let mut loads = self.peer_loads.clone();

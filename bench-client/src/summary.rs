@@ -66,6 +66,9 @@ pub struct Summary {
     pub transactions: u64,
     #[serde(default)]
     pub slow_transactions: u64,
+    /// Queries answered from the module's in-memory snapshot rather than the indexes.
+    #[serde(default)]
+    pub from_snapshot: u64,
 }
 
 impl Summary {
@@ -93,6 +96,7 @@ impl Summary {
             worst_hold_us: stats.iter().map(|s| s.max_hold_us).max().unwrap_or(0),
             transactions: stats.iter().map(|s| s.transactions as u64).sum(),
             slow_transactions: stats.iter().map(|s| s.slow_transactions as u64).sum(),
+            from_snapshot: stats.iter().filter(|s| s.from_snapshot).count() as u64,
         }
     }
 }

@@ -93,6 +93,8 @@ pub struct QueryStats {
     pub lookups: u64,
     pub version_start: u64,
     pub version_end: u64,
+    /// Whether the answer came from the module instance's in-memory snapshot.
+    pub from_snapshot: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -539,7 +541,13 @@ mod tests {
     fn decodes_sats_json() {
         let ok: WireResult<PathResult> = serde_json::from_value(json!([
             0,
-            [1, 2, [0, []], [1, 2], [3, 0, 6, 9, 1, 12, 1, 3, 4, 7, 7]]
+            [
+                1,
+                2,
+                [0, []],
+                [1, 2],
+                [3, 0, 6, 9, 1, 12, 1, 3, 4, 7, 7, true]
+            ]
         ]))
         .unwrap();
         let WireResult::Ok(p) = ok else { panic!() };

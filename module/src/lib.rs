@@ -3,7 +3,8 @@
 //! A directed graph lives in two tables, `vertex` and `edge`, with B-tree indexes that make the
 //! out- and in-neighbors of a vertex one index scan each. Bulk-insert reducers load it; procedures
 //! answer neighbor, BFS and shortest-path queries with the Stage-2 operator from `graph-traverse`
-//! (index-hop BFS and balanced bidirectional search) in short, measured transactions. Stage-1
+//! (index-hop BFS and balanced bidirectional search) in short, measured transactions, or over an
+//! in-memory snapshot once a BFS has read a large share of the graph (`snapshot`). Stage-1
 //! baselines (full edge scan per query, and reducer-written result rows) live in `baseline` for
 //! side-by-side benchmarks.
 
@@ -11,6 +12,7 @@ mod baseline;
 mod load;
 mod procedures;
 mod schema;
+mod snapshot;
 mod source;
 mod tx_runner;
 mod types;

@@ -2,12 +2,13 @@
 //! indexes in short transactions (see `tx_runner`) and return typed results with their stats.
 
 use crate::schema::{GraphMeta, meta, vertex};
+use crate::snapshot::{self, Snapshot, SnapshotSource};
 use crate::source::IndexSource;
 use crate::tx_runner::{Budget, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
 use graph_traverse::{
-    Bfs, BfsOutcome, BfsQuery, Direction, NeighborSource, PathOutcome, PathQuery, Progress,
-    ShortestPath,
+    Bfs, BfsOutcome, BfsQuery, Direction, NeighborSource, PathOutcome, PathQuery, Progress, Search,
+    ShortestPath, Work,
 };
 use spacetimedb::{ProcedureContext, procedure};
 use std::cell::RefCell;
@@ -115,6 +116,10 @@ fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64
 /// `vertex_limit` vertices in BFS order. `max_depth` bounds the levels (none: full traversal).
 /// `tx_budget` fixes the work units per transaction (0: paced to hold each for about 2 ms) and
 /// `yield_every_us` the time between yields (0: the default).
+///
+/// Runs on this instance's snapshot of the graph if it is current; otherwise through the
+/// indexes, switching to a new snapshot once it has read a large share of the graph (see
+/// `snapshot`).
 #[procedure]
 pub fn bfs(
     ctx: &mut ProcedureContext,
@@ -132,7 +137,6 @@ pub fn bfs(
             "vertex_limit {vertex_limit} exceeds {MAX_VERTEX_LIMIT}"
         )));
     }
-    let mut budget = Budget::from_arg(tx_budget);
     let query = BfsQuery {
         start,
         dir,
@@ -140,30 +144,89 @@ pub fn bfs(
         target: None,
         collect_limit: vertex_limit as usize,
     };
-    let search: RefCell<Option<Bfs>> = RefCell::new(None);
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    let units = || search.borrow().as_ref().map_or(0, |bfs| bfs.work().units());
-    loop {
-        let before = units();
-        if let Some(bfs) = search.borrow_mut().as_mut() {
-            // Buffers grow here, between transactions, never while one is held.
-            bfs.reserve(budget.units());
-        }
-        let progress = runner.run(|tx| {
-            let mut search = search.borrow_mut();
-            let bfs =
-                search.get_or_insert_with(|| Bfs::new(query.clone(), id_bound(&meta(&tx.db))));
-            bfs.step(&IndexSource { db: &tx.db }, budget.units())
-        });
-        runner.observe(&mut budget, units() - before);
-        if progress == Progress::Done {
-            break;
-        }
+    let (meta, existing) = snapshot::meta_and_existing(&mut runner, &[start]);
+    let new_bfs = || Bfs::new(query.clone(), id_bound(&meta));
+    if let Some(snap) = snapshot::current(meta.version) {
+        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, new_bfs());
+        return bfs_result(start, outcome, snapshot_stats(runner, work));
     }
-    let (outcome, work) = search.into_inner().expect("ran once").into_outcome();
+    let search = RefCell::new(new_bfs());
+    let worth_a_snapshot = |bfs: &Bfs, runner: &TxRunner| {
+        snapshot::worth_building(&meta, bfs.work().arcs_scanned, runner.stats.version_end)
+    };
+    if !through_indexes(&mut runner, tx_budget, &search, worth_a_snapshot) {
+        if let Some(snap) = snapshot::build(&mut runner, &meta, tx_budget) {
+            let mut work = search.into_inner().work();
+            work.arcs_scanned += meta.edges;
+            let (outcome, rest) = in_snapshot(&mut runner, &snap, existing, new_bfs());
+            work += rest;
+            return bfs_result(start, outcome, snapshot_stats(runner, work));
+        }
+        through_indexes(&mut runner, tx_budget, &search, |_, _| false);
+    }
+    let (outcome, work) = search.into_inner().into_outcome();
     let mut stats = runner.finish();
     stats.add_work(work);
     bfs_result(start, outcome, stats)
+}
+
+/// Runs `search` through the indexes in paced transactions until it is done (returns `true`),
+/// or until `stop(search, runner)` says to stop between two transactions (returns `false`).
+fn through_indexes<S: Search>(
+    runner: &mut TxRunner,
+    tx_budget: u32,
+    search: &RefCell<S>,
+    stop: impl Fn(&S, &TxRunner) -> bool,
+) -> bool {
+    let mut budget = Budget::from_arg(tx_budget);
+    loop {
+        let before = search.borrow().work().units();
+        // Buffers grow here, between transactions, never while one is held.
+        search.borrow_mut().reserve(budget.units());
+        let progress = runner.run(|tx| {
+            search
+                .borrow_mut()
+                .step(&IndexSource { db: &tx.db }, budget.units())
+        });
+        runner.observe(&mut budget, search.borrow().work().units() - before);
+        if progress == Progress::Done {
+            return true;
+        }
+        if stop(&search.borrow(), runner) {
+            return false;
+        }
+    }
+}
+
+/// Runs a search to the end on a snapshot, outside any transaction, in paced steps with yields.
+fn in_snapshot<S: Search>(
+    runner: &mut TxRunner,
+    snap: &Snapshot,
+    existing: Vec<u64>,
+    mut search: S,
+) -> (S::Outcome, Work) {
+    let source = SnapshotSource {
+        graph: &snap.graph,
+        existing,
+    };
+    let mut budget = Budget::from_arg(0);
+    loop {
+        let before = search.work().units();
+        search.reserve(budget.units());
+        let (progress, took_us) = runner.compute(|| search.step(&source, budget.units()));
+        if progress == Progress::Done {
+            return search.into_outcome();
+        }
+        budget.observe(search.work().units() - before, took_us);
+    }
+}
+
+fn snapshot_stats(runner: TxRunner, work: Work) -> QueryStats {
+    let mut stats = runner.finish();
+    stats.add_work(work);
+    stats.from_snapshot = true;
+    stats
 }
 
 pub(crate) fn bfs_result(
@@ -186,7 +249,9 @@ pub(crate) fn bfs_result(
 }
 
 /// A shortest path from `source` to `target` following `direction`, by balanced bidirectional
-/// BFS; `max_depth` bounds its length in hops. Budget and yield arguments as for `bfs`.
+/// BFS; `max_depth` bounds its length in hops. Budget and yield arguments as for `bfs`. Runs on
+/// this instance's snapshot of the graph if it is current (it never builds one: a path reads
+/// little of the graph), otherwise through the indexes.
 #[procedure]
 pub fn shortest_path(
     ctx: &mut ProcedureContext,
@@ -199,28 +264,22 @@ pub fn shortest_path(
 ) -> Result<PathResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
-    let mut budget = Budget::from_arg(tx_budget);
-    let search = RefCell::new(ShortestPath::new(PathQuery {
-        source,
-        target,
-        dir,
-        max_depth,
-    }));
+    let new_search = || {
+        ShortestPath::new(PathQuery {
+            source,
+            target,
+            dir,
+            max_depth,
+        })
+    };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    loop {
-        let before = search.borrow().work().units();
-        // Buffers grow here, between transactions, never while one is held.
-        search.borrow_mut().reserve(budget.units());
-        let progress = runner.run(|tx| {
-            search
-                .borrow_mut()
-                .step(&IndexSource { db: &tx.db }, budget.units())
-        });
-        runner.observe(&mut budget, search.borrow().work().units() - before);
-        if progress == Progress::Done {
-            break;
-        }
+    let (meta, existing) = snapshot::meta_and_existing(&mut runner, &[source, target]);
+    if let Some(snap) = snapshot::current(meta.version) {
+        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, new_search());
+        return path_result(source, target, outcome, snapshot_stats(runner, work));
     }
+    let search = RefCell::new(new_search());
+    through_indexes(&mut runner, tx_budget, &search, |_, _| false);
     let (outcome, work) = search.into_inner().into_outcome();
     let mut stats = runner.finish();
     stats.add_work(work);

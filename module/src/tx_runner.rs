@@ -130,6 +130,20 @@ impl<'c> TxRunner<'c> {
         value
     }
 
+    /// Runs `body` outside any transaction (work on data already read) and returns its value
+    /// and how long it took, µs; then yields if due, as after a transaction: the executor
+    /// thread is just as busy.
+    pub fn compute<T>(&mut self, body: impl FnOnce() -> T) -> (T, u64) {
+        let start = now_us(self.ctx);
+        let value = body();
+        let end = now_us(self.ctx);
+        self.stats.total_us = (end - self.started_us).max(0) as u64;
+        if end - self.last_yield_us >= self.yield_every_us {
+            self.yield_now(end);
+        }
+        (value, (end - start).max(0) as u64)
+    }
+
     /// Suspends the procedure briefly so queued reducers and procedures can run.
     fn yield_now(&mut self, now: i64) {
         self.ctx

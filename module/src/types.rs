@@ -61,6 +61,9 @@ pub struct QueryStats {
     /// committed while the query ran (see the README's consistency section).
     pub version_start: u64,
     pub version_end: u64,
+    /// Whether the answer came from this module instance's in-memory snapshot of the graph at
+    /// `version_start` (built by this query or an earlier one), rather than from the indexes.
+    pub from_snapshot: bool,
 }
 
 impl QueryStats {

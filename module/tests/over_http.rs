@@ -86,6 +86,7 @@ fn procedures_agree_with_the_reference() {
     assert_eq!(info.vertices, reference.vertex_count() as u64 + 1);
 
     let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let mut fresh = 5_000_000_000u64;
     let vertices = reference.sample_vertices(25, 5);
     for &v in &vertices {
         for dir in DIRS {
@@ -121,7 +122,13 @@ fn procedures_agree_with_the_reference() {
             assert_eq!(bfs.vertices.len(), bfs.visited.min(10) as usize);
             assert_eq!(bfs.vertices[0], v);
             check_stats(&bfs.stats, "bfs");
-            if tx.tx_budget == 7 && bfs.visited > 20 {
+            if bfs.stats.from_snapshot {
+                // This BFS switched to a snapshot (tested on its own elsewhere). A write that
+                // changes no answer here makes it stale, so that the next queries read the
+                // indexes again.
+                fresh += 2;
+                db.add_edges(&[fresh], &[fresh + 1]).unwrap();
+            } else if tx.tx_budget == 7 && bfs.visited > 20 {
                 assert!(bfs.stats.transactions > 1, "budget 7 should split {bfs:?}");
             }
             let stage1 = db.bfs_stage1(v, dir, max_depth).unwrap().value;
@@ -215,6 +222,165 @@ fn procedures_agree_with_the_reference() {
         TxOptions::default(),
     );
     assert_eq!(p.unwrap().value.status, PathStatus::Unreachable);
+}
+
+/// Checks a shortest-path answer against the reference distance; returns whether one was found.
+fn check_path(
+    reference: &ReferenceGraph,
+    got: &graph_client::graph::PathResult,
+    dir: Direction,
+) -> bool {
+    let (source, target) = (got.source, got.target);
+    match reference.distance(source, target, dir, None) {
+        Some(Some(d)) => {
+            assert_eq!(got.status, PathStatus::Found, "{got:?}");
+            assert_eq!(got.path.len(), d as usize + 1, "{got:?}");
+            assert_eq!((got.path[0], *got.path.last().unwrap()), (source, target));
+            assert!(reference.is_path(&got.path, dir), "{got:?}");
+            true
+        }
+        Some(None) => {
+            assert_eq!(got.status, PathStatus::Unreachable, "{got:?}");
+            false
+        }
+        None => panic!("{got:?} for an unknown vertex"),
+    }
+}
+
+/// A full BFS that reads a large share of the graph finishes on an in-memory snapshot; later
+/// queries use it while the graph is unchanged, and a write makes them read the indexes again.
+/// Every answer, from either side, agrees with the reference.
+#[test]
+fn snapshot_answers_agree_with_the_reference() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let mut edges = random_edges(11, 300, 2_000);
+    load_in_batches(&db, &edges, 3);
+    let lonely = 999_999_999u64;
+    db.add_vertices(&[lonely]).unwrap();
+    let mut reference = ReferenceGraph::new(&edges);
+    let hub = reference.sample_vertices(1, 3)[0];
+    let tx = TxOptions::default();
+
+    let before = db
+        .shortest_path(hub, lonely, Direction::Both, None, tx)
+        .unwrap()
+        .value;
+    assert!(
+        !before.stats.from_snapshot,
+        "no snapshot yet: {:?}",
+        before.stats
+    );
+    assert_eq!(before.status, PathStatus::Unreachable);
+
+    // Small transactions, so that the BFS is still running when it has read a quarter of the
+    // graph (one paced transaction would read all of this small graph).
+    let small = TxOptions {
+        tx_budget: 50,
+        yield_every_us: 0,
+    };
+    let full = db.bfs(hub, Direction::Both, None, 0, small).unwrap().value;
+    assert_eq!(
+        full.levels,
+        reference.bfs_levels(hub, Direction::Both, None).unwrap()
+    );
+    assert!(
+        full.stats.from_snapshot,
+        "a full BFS should switch: {:?}",
+        full.stats
+    );
+    check_stats(&full.stats, "full bfs");
+    let version = db.info().unwrap().version;
+
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for &v in &reference.sample_vertices(15, 8) {
+        for dir in DIRS {
+            let max_depth = [None, Some(0), Some(1), Some(2)][rng.gen_range(0..4)];
+            let bfs = db.bfs(v, dir, max_depth, 5, tx).unwrap().value;
+            let ctx = format!("bfs({v}, {dir}, {max_depth:?})");
+            assert_eq!(
+                bfs.levels,
+                reference.bfs_levels(v, dir, max_depth).unwrap(),
+                "{ctx}"
+            );
+            assert_eq!(bfs.vertices.len(), bfs.visited.min(5) as usize, "{ctx}");
+            assert!(bfs.stats.from_snapshot, "{ctx}: {:?}", bfs.stats);
+            assert_eq!(
+                (bfs.stats.version_start, bfs.stats.version_end),
+                (version, version)
+            );
+            check_stats(&bfs.stats, &ctx);
+        }
+    }
+    let mut found = 0;
+    for dir in DIRS {
+        for (source, target) in reference.sample_pairs(15, dir, 4) {
+            let Ok(p) = db.shortest_path(source, target, dir, None, tx) else {
+                assert!(!reference.contains(source) || !reference.contains(target));
+                continue;
+            };
+            let p = p.value;
+            assert!(p.stats.from_snapshot, "{p:?}");
+            found += check_path(&reference, &p, dir) as u32;
+        }
+    }
+    assert!(found > 20, "only {found} paths were checked");
+
+    // Vertices without arcs are not in the snapshot, but they exist; unknown ones do not.
+    let alone = db.bfs(lonely, Direction::Both, None, 5, tx).unwrap().value;
+    assert_eq!((alone.visited, alone.stats.from_snapshot), (1, true));
+    let to_self = db
+        .shortest_path(lonely, lonely, Direction::Out, None, tx)
+        .unwrap()
+        .value;
+    assert_eq!(
+        (to_self.status, to_self.path),
+        (PathStatus::Found, vec![lonely])
+    );
+    let away = db
+        .shortest_path(lonely, hub, Direction::Both, None, tx)
+        .unwrap()
+        .value;
+    assert_eq!(
+        (away.status, away.stats.from_snapshot),
+        (PathStatus::Unreachable, true)
+    );
+    for err in [
+        db.bfs(42, Direction::Both, None, 5, tx).map(|_| ()),
+        db.shortest_path(hub, 42, Direction::Both, None, tx)
+            .map(|_| ()),
+    ] {
+        assert!(
+            matches!(err, Err(ClientError::Graph(GraphError::UnknownVertex(42)))),
+            "{err:?}"
+        );
+    }
+
+    // A write makes the snapshot stale: the next answers come from the indexes and see it.
+    db.add_edges(&[lonely], &[hub]).unwrap();
+    edges.push(lonely, hub);
+    reference = ReferenceGraph::new(&edges);
+    let after = db
+        .shortest_path(hub, lonely, Direction::Both, None, tx)
+        .unwrap()
+        .value;
+    assert!(
+        !after.stats.from_snapshot,
+        "stale snapshot used: {:?}",
+        after.stats
+    );
+    assert_eq!(after.path, vec![hub, lonely]);
+    let full = db
+        .bfs(lonely, Direction::Out, None, 0, small)
+        .unwrap()
+        .value;
+    assert_eq!(
+        full.levels,
+        reference.bfs_levels(lonely, Direction::Out, None).unwrap()
+    );
+    assert!(full.stats.from_snapshot, "rebuilt: {:?}", full.stats);
+    let version = db.info().unwrap().version;
+    assert_eq!(full.stats.version_end, version);
 }
 
 #[test]
@@ -440,9 +606,10 @@ fn slow_transactions_are_counted_and_logged() {
     assert_eq!(result.visited, n);
     let stats = result.stats;
     check_stats(&stats, "bfs in one transaction");
+    // One transaction reads the graph's version, the other does the whole traversal.
     assert_eq!(
         (stats.transactions, stats.slow_transactions),
-        (1, 1),
+        (2, 1),
         "{stats:?}"
     );
     let logs = server.logs("graph", 1_000).unwrap();

@@ -110,7 +110,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let stats = |s: &QueryStats| {
         if g.stats && !g.json {
             println!(
-                "stats: {} tx ({} over 5 ms), longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned",
+                "stats: {} tx ({} over 5 ms), longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned{}",
                 s.transactions,
                 s.slow_transactions,
                 s.max_hold_us,
@@ -118,7 +118,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 s.total_us,
                 s.yields,
                 s.vertices_expanded,
-                s.edges_scanned
+                s.edges_scanned,
+                if s.from_snapshot {
+                    ", from the in-memory snapshot"
+                } else {
+                    ""
+                }
             );
         }
     };
