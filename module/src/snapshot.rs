@@ -57,9 +57,9 @@ pub fn worth_building(meta: &GraphMeta, arcs_scanned: u64, version_now: u64) -> 
         && arcs_scanned.saturating_mul(SWITCH_DIVISOR) > meta.edges
 }
 
-/// Reads every edge of the graph at `meta.version` in transactions of `tx_budget` rows (0: paced)
-/// and keeps the result as this instance's snapshot. `None` if a write committed meanwhile (or the scan was refused,
-/// which is logged).
+/// Reads every edge of the graph at `meta.version` in transactions of about `tx_budget` rows
+/// (0: paced) and keeps the result as this instance's snapshot. `None` if a write committed
+/// meanwhile, or if the scan was refused (which is logged).
 pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<Rc<Snapshot>> {
     CURRENT.set(None); // Free the old one before building the next.
     let builder = RefCell::new(AdjacencyBuilder::with_capacity(
