@@ -124,7 +124,7 @@ fn parse_system(s: &str) -> Result<String, String> {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let command = graph_bench::report::recorded_command(std::env::args());
     let dir = args.direction.unwrap_or(match args.dataset {
         DatasetSpec::Ring(_) => Direction::Out,
         _ => Direction::Both,

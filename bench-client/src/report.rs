@@ -189,3 +189,42 @@ impl Report {
         Ok(paths)
     }
 }
+
+/// The command line as the report records it: the `--token` value (a secret that would sign
+/// requests as its identity) is replaced by `<token>`.
+pub fn recorded_command(args: impl IntoIterator<Item = String>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut hide_next = false;
+    for arg in args {
+        if std::mem::take(&mut hide_next) {
+            out.push("<token>".into());
+        } else if arg.starts_with("--token=") {
+            out.push("--token=<token>".into());
+        } else {
+            hide_next = arg == "--token";
+            out.push(arg);
+        }
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_command;
+
+    #[test]
+    fn recorded_commands_hide_the_token() {
+        let args = [
+            "graph-bench",
+            "--token",
+            "secret",
+            "--runs",
+            "3",
+            "--token=other",
+        ];
+        assert_eq!(
+            recorded_command(args.map(String::from)),
+            "graph-bench --token <token> --runs 3 --token=<token>"
+        );
+    }
+}
