@@ -237,7 +237,10 @@ fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb
         );
     }
     let db = GraphDb::new(server, &args.database);
-    let load = (!args.skip_load).then(|| load(&db, edges)).transpose()?;
+    // Distinct and in (src, dst) order, as `graph load` sends them.
+    let load = (!args.skip_load)
+        .then(|| load(&db, &edges.sorted()))
+        .transpose()?;
     verify_counts(&db, arcs.len(), reference)?;
 
     let tx = TxOptions {

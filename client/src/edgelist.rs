@@ -2,8 +2,8 @@
 //!
 //! The reader streams: one reusable line buffer, ids parsed straight from bytes, so a
 //! 35M-line file costs no per-line allocation. Rows are kept exactly as written (file order,
-//! duplicates, self-loops): deduplication is the module's job, and the loader must be able to
-//! send what the user gave it.
+//! duplicates, self-loops), so that statistics and error messages describe the file;
+//! [`EdgeList::sorted`] gives the distinct edges in the order they are best loaded in.
 
 use std::fmt;
 use std::fs::File;
@@ -48,6 +48,21 @@ impl EdgeList {
     /// Rows as `(src, dst)` pairs, in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (u64, u64)> + '_ {
         self.src.iter().copied().zip(self.dst.iter().copied())
+    }
+
+    /// The distinct edges in (src, dst) order: the order to load them in. The module stores rows
+    /// in insertion order, so this puts each vertex's out-arcs on the same table pages; reading a
+    /// neighbor list then touches a few pages instead of one per arc (index-hop BFS on the
+    /// LJ-sized graph ran about 30% faster, `results/lj-holds/`).
+    pub fn sorted(&self) -> EdgeList {
+        let mut pairs: Vec<(u64, u64)> = self.iter().collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut sorted = EdgeList::with_capacity(pairs.len());
+        for (src, dst) in pairs {
+            sorted.push(src, dst);
+        }
+        sorted
     }
 
     /// Size and degree statistics of the rows as written.
@@ -303,6 +318,18 @@ fn shown(field: &[u8]) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn sorted_is_distinct_and_ordered() {
+        let mut list = EdgeList::new();
+        for (s, d) in [(5, 1), (2, 9), (5, 1), (2, 3), (7, 7)] {
+            list.push(s, d);
+        }
+        let sorted = list.sorted();
+        assert_eq!(sorted.src, [2, 2, 5, 7]);
+        assert_eq!(sorted.dst, [3, 9, 1, 7]);
+        assert_eq!(EdgeList::new().sorted(), EdgeList::new());
+    }
 
     fn parse(text: &str, format: Format) -> Result<EdgeList, EdgeListError> {
         parse_edge_list(text.as_bytes(), "test.txt", format)

@@ -304,7 +304,8 @@ impl GraphDb {
 
     /// Loads `edges` in calls that respect the body and batch limits, retrying a failed call
     /// once it is safe (edges are a set, so a re-sent batch changes nothing). `progress` gets the
-    /// number of edges sent so far.
+    /// number of edges sent so far. Edges go out in the order given; [`EdgeList::sorted`] is the
+    /// order that keeps each vertex's arcs together in the table.
     pub fn load(
         &self,
         edges: &EdgeList,

@@ -76,6 +76,20 @@ fn load_query_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let snap = file(&dir, "g.txt", SNAP.as_bytes());
 
+    // --resume-from counts in the order edges are sent: distinct, by (src, dst). The first five
+    // are 1→2, 1→5, 2→3, 3→4, 4→6; skipping them leaves 5→4 and 7→8.
+    let tail = cli.json(&["load", &snap, "--resume-from", "5"]);
+    assert_eq!(
+        (tail["vertices"].as_u64(), tail["edges"].as_u64()),
+        (Some(4), Some(2)),
+        "{tail}"
+    );
+    assert_eq!(
+        cli.json(&["neighbors", "5"])["neighbors"],
+        serde_json::json!([4])
+    );
+    assert!(cli.fails(&["neighbors", "1"]).contains("unknown vertex 1"));
+
     // Loading twice leaves the same graph (duplicates and re-sent rows are harmless).
     let first = cli.json(&["load", &snap]);
     assert_eq!(

@@ -47,9 +47,11 @@ struct Global {
 #[derive(Subcommand)]
 enum Command {
     /// Load an edge list (SNAP text or CSV, optionally .gz). Idempotent: re-running it is safe.
+    /// The distinct edges are sent in (src, dst) order, which keeps each vertex's arcs together.
     Load {
         file: PathBuf,
-        /// Skip the first N edges (to resume an interrupted load faster).
+        /// Skip the first N edges of that order (to resume an interrupted load faster; the
+        /// error of an interrupted load says which N).
         #[arg(long, default_value_t = 0)]
         resume_from: usize,
     },
@@ -130,8 +132,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Load { file, resume_from } => {
             // The whole file is parsed first: a malformed line stops the load before any call.
-            let edges = read_edge_list(&file)?;
-            let summary = edges.summary();
+            let rows = read_edge_list(&file)?;
+            let summary = rows.summary();
+            // Sent distinct and in (src, dst) order, which keeps each vertex's arcs together in
+            // the table; progress and --resume-from count in that order.
+            let edges = rows.sorted();
             let mut rest = edges.clone();
             rest.src.drain(..resume_from.min(edges.len()));
             rest.dst.drain(..resume_from.min(edges.len()));
