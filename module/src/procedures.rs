@@ -1,5 +1,6 @@
 //! Stage-2 query procedures: thin wrappers that run the traversal operator over the table
-//! indexes in short transactions (see `tx_runner`) and return typed results with their stats.
+//! indexes in short transactions (see `tx_runner`), or over the in-memory snapshot (see
+//! `snapshot`), and return typed results with their stats.
 
 use crate::schema::{GraphMeta, meta, vertex};
 use crate::snapshot::{self, Snapshot, SnapshotSource};
