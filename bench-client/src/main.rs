@@ -72,8 +72,10 @@ struct Args {
     /// Comma-separated systems: stdb (the Stage-2 procedures), stdb-stage1 (full-scan
     /// procedures), stdb-stage1-reducer (full-scan reducers), and the peers neo4j (plain
     /// Cypher), neo4j-apoc (APOC) and postgres (recursive CTEs), which `scripts/peers` starts.
+    /// `--modes` is accepted as another name.
     #[arg(
         long,
+        visible_alias = "modes",
         value_delimiter = ',',
         default_value = "stdb,stdb-stage1,stdb-stage1-reducer",
         value_parser = parse_system
