@@ -156,7 +156,6 @@ fn main() -> anyhow::Result<()> {
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
     let inputs = Inputs {
         reference: &reference,
-        edges: &edges,
         arcs: &arcs,
         dir,
         vertices: &vertices,
@@ -194,8 +193,7 @@ fn main() -> anyhow::Result<()> {
 /// The graph and the queries every system is asked.
 struct Inputs<'a> {
     reference: &'a ReferenceGraph,
-    edges: &'a EdgeList,
-    /// The distinct arcs of `edges`, sorted: what every system must end up holding.
+    /// The dataset's distinct arcs, sorted: what every system must end up holding.
     arcs: &'a [(u64, u64)],
     dir: Direction,
     vertices: &'a [u64],
@@ -215,7 +213,6 @@ struct Stdb {
 fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb> {
     let Inputs {
         reference,
-        edges,
         arcs,
         dir,
         vertices,
@@ -239,9 +236,9 @@ fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb
         );
     }
     let db = GraphDb::new(server, &args.database);
-    // Distinct and in (src, dst) order, as `graph load` sends them.
+    // The distinct arcs, in (src, dst) order: as `graph load` sends them (`EdgeList::sorted`).
     let load = (!args.skip_load)
-        .then(|| load(&db, &edges.sorted()))
+        .then(|| load(&db, &arcs.iter().copied().collect()))
         .transpose()?;
     verify_counts(&db, arcs.len(), reference)?;
 

@@ -68,26 +68,16 @@ impl PeerRun<'_> {
         vertices: &[u64],
         pairs: &[(u64, u64)],
     ) -> anyhow::Result<Vec<Sample>> {
-        let inputs = workload.inputs(vertices, pairs);
-        let mut samples = Vec::with_capacity(inputs.len());
-        for (i, &(a, b)) in inputs
-            .iter()
-            .cycle()
-            .take(warmup + inputs.len())
-            .enumerate()
-        {
+        let system = peer.system();
+        workload.measure(vertices, pairs, warmup, system, |_, a, b| {
             let started = Instant::now();
-            self.query(peer, workload, a, b)
-                .with_context(|| format!("{workload} ({}) on {a} → {b}", peer.system()))?;
-            if i >= warmup {
-                samples.push(Sample {
-                    e2e_us: started.elapsed().as_secs_f64() * 1e6,
-                    server_us: None,
-                    stats: None,
-                });
-            }
-        }
-        Ok(samples)
+            self.query(peer, workload, a, b)?;
+            Ok(Sample {
+                e2e_us: started.elapsed().as_secs_f64() * 1e6,
+                server_us: None,
+                stats: None,
+            })
+        })
     }
 
     /// Asks and verifies one query; the caller times it (verification is cheap next to any

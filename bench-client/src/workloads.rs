@@ -48,6 +48,29 @@ impl Workload {
             _ => vertices.iter().map(|&v| (v, v)).collect(),
         }
     }
+
+    /// Runs `query(call, a, b)` on each input after `warmup` unmeasured calls (cycling through
+    /// the inputs) and returns the measured results; `label` names the system in errors.
+    pub fn measure<T>(
+        self,
+        vertices: &[u64],
+        pairs: &[(u64, u64)],
+        warmup: usize,
+        label: &str,
+        mut query: impl FnMut(u64, u64, u64) -> anyhow::Result<T>,
+    ) -> anyhow::Result<Vec<T>> {
+        let inputs = self.inputs(vertices, pairs);
+        let mut measured = Vec::with_capacity(inputs.len());
+        let calls = inputs.iter().cycle().take(warmup + inputs.len());
+        for (i, &(a, b)) in calls.enumerate() {
+            let result =
+                query(i as u64, a, b).with_context(|| format!("{self} ({label}) on {a} → {b}"))?;
+            if i >= warmup {
+                measured.push(result);
+            }
+        }
+        Ok(measured)
+    }
 }
 
 impl fmt::Display for Workload {
@@ -100,21 +123,9 @@ impl Bench<'_> {
         if workload == Workload::NeighborCount && mode == Mode::Stage1Reducer {
             return Ok(None);
         }
-        let inputs = workload.inputs(vertices, pairs);
-        let mut samples = Vec::with_capacity(inputs.len());
-        for (i, &(a, b)) in inputs
-            .iter()
-            .cycle()
-            .take(warmup + inputs.len())
-            .enumerate()
-        {
-            let sample = self
-                .query(workload, mode, a, b, i as u64)
-                .with_context(|| format!("{workload} ({}) on {a} → {b}", mode.as_str()))?;
-            if i >= warmup {
-                samples.push(sample);
-            }
-        }
+        let samples = workload.measure(vertices, pairs, warmup, mode.as_str(), |i, a, b| {
+            self.query(workload, mode, a, b, i)
+        })?;
         Ok(Some(samples))
     }
 

@@ -3,16 +3,42 @@
 
 use graph_testkit::{PeerServer, TestHost, module_wasm_path};
 use serde_json::Value;
+use std::path::Path;
 use std::process::Command;
+
+/// Runs graph-bench against `host` (publishing the module, writing reports to `out`) with
+/// `args` on top; asserts success and returns its standard output.
+fn run_bench(host: &TestHost, out: &Path, args: &[&str]) -> String {
+    let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
+        .args(["--server", host.url(), "--publish"])
+        .arg(module_wasm_path())
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("running graph-bench");
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "graph-bench failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    stdout
+}
+
+/// The JSON report `name` in `out`.
+fn report(out: &Path, name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
+}
 
 #[test]
 fn small_benchmark_runs_verified_and_reports() {
     let host = TestHost::start();
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
-        .args(["--server", host.url(), "--publish"])
-        .arg(module_wasm_path())
-        .args([
+    let stdout = run_bench(
+        &host,
+        out.path(),
+        &[
             "--dataset",
             "fb",
             "--runs",
@@ -21,33 +47,20 @@ fn small_benchmark_runs_verified_and_reports() {
             "2",
             "--stage1-runs",
             "2",
-        ])
-        .args([
             "--writes",
             "5",
             "--stage1-writes",
             "2",
             "--roundtrip-calls",
             "20",
-            "--out",
-        ])
-        .arg(out.path())
-        .output()
-        .expect("running graph-bench");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "graph-bench failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
+        ],
     );
     assert!(
         stdout.contains("verified: the server holds 4039 vertices and 88234 edges"),
         "{stdout}"
     );
 
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("fb.json")).unwrap())
-            .unwrap();
+    let report = report(out.path(), "fb.json");
     let results = report["results"].as_array().unwrap();
     // 2 round-trip rows + 4 workloads × 3 modes, minus neighbor count in the reducer mode.
     assert_eq!(results.len(), 2 + 4 * 3 - 1, "{report}");
@@ -79,26 +92,17 @@ fn peers_run_side_by_side_with_verified_answers() {
     );
     let postgres = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
     let out = tempfile::tempdir().unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
-        .args(["--server", host.url(), "--publish"])
-        .arg(module_wasm_path())
-        .args(["--systems", "stdb,neo4j,neo4j-apoc,postgres"])
-        .args(["--neo4j", neo4j.address(), "--postgres", postgres.address()])
-        .args(["--dataset", "fb", "--runs", "4", "--bfs-runs", "1"])
-        .args(["--writes", "0", "--roundtrip-calls", "0", "--out"])
-        .arg(out.path())
-        .output()
-        .expect("running graph-bench");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "graph-bench failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&run.stderr)
+    let systems = ["--systems", "stdb,neo4j,neo4j-apoc,postgres"];
+    let peers = ["--neo4j", neo4j.address(), "--postgres", postgres.address()];
+    let small = ["--dataset", "fb", "--runs", "4", "--bfs-runs", "1"];
+    let quiet = ["--writes", "0", "--roundtrip-calls", "0"];
+    run_bench(
+        &host,
+        out.path(),
+        &[&systems[..], &peers, &small, &quiet].concat(),
     );
 
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("fb.json")).unwrap())
-            .unwrap();
+    let report = report(out.path(), "fb.json");
     let rows: Vec<(String, String)> = report["results"]
         .as_array()
         .unwrap()

@@ -20,6 +20,13 @@ pub struct EdgeList {
     pub dst: Vec<u64>,
 }
 
+impl FromIterator<(u64, u64)> for EdgeList {
+    fn from_iter<I: IntoIterator<Item = (u64, u64)>>(pairs: I) -> Self {
+        let (src, dst) = pairs.into_iter().unzip();
+        Self { src, dst }
+    }
+}
+
 impl EdgeList {
     pub fn new() -> Self {
         Self::default()
@@ -58,11 +65,7 @@ impl EdgeList {
         let mut pairs: Vec<(u64, u64)> = self.iter().collect();
         pairs.sort_unstable();
         pairs.dedup();
-        let mut sorted = EdgeList::with_capacity(pairs.len());
-        for (src, dst) in pairs {
-            sorted.push(src, dst);
-        }
-        sorted
+        pairs.into_iter().collect()
     }
 
     /// Size and degree statistics of the rows as written.

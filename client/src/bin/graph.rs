@@ -136,13 +136,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let summary = rows.summary();
             // Sent distinct and in (src, dst) order, which keeps each vertex's arcs together in
             // the table; progress and --resume-from count in that order.
-            let edges = rows.sorted();
-            let mut rest = edges.clone();
-            rest.src.drain(..resume_from.min(edges.len()));
-            rest.dst.drain(..resume_from.min(edges.len()));
-            let bar = ProgressBar::new(edges.len() as u64).with_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} edges ({per_sec})")?,
-            );
+            let mut rest = rows.sorted();
+            let total = rest.len();
+            rest.src.drain(..resume_from.min(total));
+            rest.dst.drain(..resume_from.min(total));
+            let bar = ProgressBar::new(total as u64).with_style(ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} edges ({per_sec})",
+            )?);
             bar.set_position(resume_from as u64);
             let result = db.load(&rest, |sent| bar.set_position((resume_from + sent) as u64));
             bar.finish_and_clear();
