@@ -5,7 +5,17 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLCHAIN="1.97.0"
 WASM_TARGET="wasm32-unknown-unknown"
 # Build output lives outside the checkout, where the machine keeps it between runs and clones.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/stdb-graph/target}"
+CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/stdb-graph"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE_DIR/target}"
+# The V8 stub archive (an empty `ar` archive, see host/v8-stubs/README.md) lives beside the build
+# output, at a path that does not depend on where the checkout is: the `v8` crate's build script
+# reruns whenever this variable's value changes, and everything above it (the whole engine) is
+# then rebuilt. `.cargo/config.toml` names the copy in the checkout for plain `cargo` commands.
+export RUSTY_V8_ARCHIVE="${RUSTY_V8_ARCHIVE:-$CACHE_DIR/empty-librusty_v8.a}"
+if [ ! -f "$RUSTY_V8_ARCHIVE" ]; then
+  mkdir -p "$(dirname "$RUSTY_V8_ARCHIVE")"
+  printf '!<arch>\n' >"$RUSTY_V8_ARCHIVE"
+fi
 HOST_BIN="$CARGO_TARGET_DIR/release/graph-host"
 BENCH_BIN="$CARGO_TARGET_DIR/release/graph-bench"
 MODULE_WASM="$CARGO_TARGET_DIR/$WASM_TARGET/release/graph_module.wasm"
