@@ -34,7 +34,7 @@ fn main() -> Result<(), ClientError> {
             edges.push(v, (v + 100) % 1_000);
         }
     }
-    db.load(&edges, |_| {})?;
+    db.load(&edges, |_| {}).map_err(|e| e.source)?;
     let info = db.info()?;
     println!(
         "graph: {} vertices, {} edges (version {})",

@@ -28,6 +28,38 @@ pub enum ClientError {
     Graph(GraphError),
 }
 
+/// A load that stopped part-way.
+#[derive(Debug, Error)]
+#[error("{source}\n{acknowledged} edges of this load were acknowledged by the server")]
+pub struct LoadError {
+    /// Edges, from the start of the list given to [`GraphDb::load`], whose calls the server
+    /// acknowledged: they are stored (a call that failed may or may not have been).
+    pub acknowledged: usize,
+    #[source]
+    pub source: ClientError,
+}
+
+/// What a finished load did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadOutcome {
+    /// Edges sent.
+    pub sent: u64,
+    /// How many of them the graph did not hold before: the growth of its edge count.
+    pub new_edges: u64,
+    /// Whether other clients changed the graph during the load, which makes `new_edges` the
+    /// net change of everyone's writes rather than this load's alone.
+    pub others_wrote: bool,
+    /// The graph's counts and version after the load.
+    pub graph: GraphMeta,
+}
+
+impl LoadOutcome {
+    /// Edges sent that the graph already held (or that were duplicates among those sent).
+    pub fn already_present(&self) -> u64 {
+        self.sent.saturating_sub(self.new_edges)
+    }
+}
+
 /// Why the module refused a query.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GraphError {
@@ -304,17 +336,26 @@ impl GraphDb {
 
     /// Loads `edges` in calls that respect the body and batch limits, retrying a failed call
     /// once it is safe (edges are a set, so a re-sent batch changes nothing). `progress` gets the
-    /// number of edges sent so far. Edges go out in the order given; [`EdgeList::sorted`] is the
-    /// order that keeps each vertex's arcs together in the table.
+    /// number of edges acknowledged so far. Edges go out in the order given; [`EdgeList::sorted`]
+    /// is the order that keeps each vertex's arcs together in the table.
+    ///
+    /// On failure the error says how many edges, from the start of `edges`, the server
+    /// acknowledged: those are stored, and a resumed load may skip exactly that many.
     pub fn load(
         &self,
         edges: &EdgeList,
         mut progress: impl FnMut(usize),
-    ) -> Result<(), ClientError> {
-        let mut start = 0;
-        while start < edges.len() {
-            let end = batch_end(edges, start);
-            let body = json!([&edges.src[start..end], &edges.dst[start..end]]);
+    ) -> Result<LoadOutcome, LoadError> {
+        let failed = |acknowledged, source| LoadError {
+            acknowledged,
+            source,
+        };
+        let before = self.info().map_err(|e| failed(0, e))?;
+        let mut acknowledged = 0;
+        let mut calls = 0u64;
+        while acknowledged < edges.len() {
+            let end = batch_end(edges, acknowledged);
+            let body = json!([&edges.src[acknowledged..end], &edges.dst[acknowledged..end]]);
             let mut attempt = 0;
             loop {
                 match self.server.call(&self.database, "add_edges", &body) {
@@ -323,13 +364,21 @@ impl GraphDb {
                         attempt += 1;
                         std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
                     }
-                    Err(e) => return Err(e.into()),
+                    Err(e) => return Err(failed(acknowledged, e.into())),
                 }
             }
-            start = end;
-            progress(start);
+            calls += 1;
+            acknowledged = end;
+            progress(acknowledged);
         }
-        Ok(())
+        let after = self.info().map_err(|e| failed(acknowledged, e))?;
+        Ok(LoadOutcome {
+            sent: edges.len() as u64,
+            new_edges: after.edges.saturating_sub(before.edges),
+            // Each call bumps the version at most once; more means someone else wrote too.
+            others_wrote: after.version - before.version > calls,
+            graph: after,
+        })
     }
 
     /// Calls the module's empty procedure or reducer: the round-trip floor. Returns the

@@ -10,17 +10,17 @@ use std::process::{Command, Output};
 const SNAP: &str =
     "# test graph\n# FromNodeId\tToNodeId\n1\t2\n2 3\n3\t4\n1\t5\n5\t4\n4\t6\n7\t8\n1\t2\n";
 
-struct Cli<'a> {
-    host: &'a TestHost,
+struct Cli {
+    url: String,
     token: String,
 }
 
-impl Cli<'_> {
+impl Cli {
     fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_graph"))
             .args([
                 "--server",
-                self.host.url(),
+                &self.url,
                 "--token",
                 &self.token,
                 "--database",
@@ -70,7 +70,7 @@ fn load_query_and_errors() {
     let host = TestHost::start();
     let server = host.publish_module("graph");
     let cli = Cli {
-        host: &host,
+        url: host.url().to_string(),
         token: server.token().unwrap().to_string(),
     };
     let dir = tempfile::tempdir().unwrap();
@@ -198,5 +198,101 @@ fn load_query_and_errors() {
     assert!(
         !out.status.success() && err.contains("spacetime start"),
         "{err}"
+    );
+}
+
+/// Issue #18: a load interrupted by a crash of the server names, as the point to resume from,
+/// only edges the server acknowledged; resuming there ends with exactly the file's graph, and
+/// the resumed load says how many of the edges it sent were already present.
+#[test]
+fn a_crashed_load_resumes_from_what_was_acknowledged() {
+    use rand::{Rng, SeedableRng};
+    let mut host = TestHost::start();
+    let server = host.publish_module("graph");
+    let cli = Cli {
+        url: host.url().to_string(),
+        token: server.token().unwrap().to_string(),
+    };
+    // Enough edges for several calls (a call carries at most ~135K of these), so that the host
+    // can be killed while a later one is on its way.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
+    let mut text = String::from("# random graph\n");
+    let mut distinct = std::collections::BTreeSet::new();
+    for _ in 0..600_000 {
+        let (a, b) = (
+            rng.gen_range(0..2_000_000u64),
+            rng.gen_range(0..2_000_000u64),
+        );
+        text.push_str(&format!("{a}\t{b}\n"));
+        distinct.insert((a, b));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "big.txt", text.as_bytes());
+
+    let load = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args(["--server", host.url(), "--token", &cli.token, "load", &path])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Crash the host once the first call has committed and the next is under way.
+    let db = graph_client::graph::GraphDb::new(server.clone(), "graph");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while db.info().unwrap().edges == 0 {
+        assert!(std::time::Instant::now() < deadline, "the load never began");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    host.crash();
+    let out = load.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the load should fail: {err}");
+    let hint: usize = err
+        .split("--resume-from ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no --resume-from hint in: {err}"));
+
+    host.relaunch();
+    let stored = db.info().unwrap().edges as usize;
+    assert!(
+        hint <= stored,
+        "the hint {hint} names edges the server does not hold ({stored}): {err}"
+    );
+    assert!(
+        hint > 0 && hint < distinct.len(),
+        "the crash should fall mid-load: {err}"
+    );
+
+    let resumed = cli.json(&["load", &path, "--resume-from", &hint.to_string()]);
+    let sent = (distinct.len() - hint) as u64;
+    assert_eq!(resumed["sent"].as_u64(), Some(sent), "{resumed}");
+    assert_eq!(
+        resumed["already_present"].as_u64(),
+        Some((stored - hint) as u64),
+        "the edges of the call that was cut off may have been stored: {resumed}"
+    );
+    assert_eq!(resumed["edges"].as_u64(), Some(distinct.len() as u64));
+    let rows = server
+        .sql("graph", "SELECT src, dst FROM edge")
+        .unwrap()
+        .remove(0)
+        .rows;
+    let held: std::collections::BTreeSet<(u64, u64)> = rows
+        .into_iter()
+        .map(|row| serde_json::from_value(row).unwrap())
+        .collect();
+    assert!(held == distinct, "the graph differs from the file's");
+
+    // A second run sends everything again and finds it all present.
+    let again = cli.json(&["load", &path]);
+    assert_eq!(
+        (
+            again["new_edges"].as_u64(),
+            again["already_present"].as_u64()
+        ),
+        (Some(0), Some(distinct.len() as u64)),
+        "{again}"
     );
 }

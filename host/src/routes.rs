@@ -313,7 +313,7 @@ async fn call(
         .map_err(client_connected_error)?;
 
     let reducer = module
-        .call_reducer(
+        .call_reducer_with_offset(
             caller.identity,
             Some(connection_id),
             None,
@@ -324,7 +324,22 @@ async fn call(
         )
         .await;
     let result = match reducer {
-        Ok(result) => Ok(reducer_response(result.outcome, result.execution_duration)),
+        Ok(call) => {
+            // Answer a committed write only once it is durable, so that an acknowledged write
+            // survives a crash of this process (clients resume from what was acknowledged).
+            if matches!(call.result.outcome, ReducerOutcome::Committed)
+                && let Some(mut durable) = module.durable_tx_offset()
+                && let Ok(offset) = call.tx_offset.await
+                && let Err(e) = durable.wait_for(offset).await
+            {
+                Err(HttpError::internal(format!("commit log: {e}")))
+            } else {
+                Ok(reducer_response(
+                    call.result.outcome,
+                    call.result.execution_duration,
+                ))
+            }
+        }
         // Not a reducer: try a procedure of that name.
         Err(ReducerCallError::NoSuchReducer | ReducerCallError::ScheduleReducerNotFound) => module
             // The official route passes no timer, so its header reads 0 for procedures; the

@@ -183,9 +183,23 @@ impl TestHost {
         self.launch();
     }
 
+    /// Kills the host with SIGKILL, as a crash would, and waits for it to be gone. Start it
+    /// again with [`TestHost::relaunch`].
+    pub fn crash(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts a stopped or crashed host again on the same address and data directory.
+    pub fn relaunch(&mut self) {
+        assert!(self.child.is_none(), "the host is still running");
+        self.launch();
+    }
+
     /// Stops the host as an operator would: SIGTERM, on which it flushes every commit log and
-    /// exits. (SIGKILL is a crash: SpacetimeDB acknowledges commits before they reach the disk,
-    /// so a crash may lose the last ones.) Kills it if it has not exited within 30 s.
+    /// exits. Kills it if it has not exited within 30 s.
     fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
             return;

@@ -138,31 +138,58 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // the table; progress and --resume-from count in that order.
             let mut rest = rows.sorted();
             let total = rest.len();
-            rest.src.drain(..resume_from.min(total));
-            rest.dst.drain(..resume_from.min(total));
+            let skip = resume_from.min(total);
+            rest.src.drain(..skip);
+            rest.dst.drain(..skip);
             let bar = ProgressBar::new(total as u64).with_style(ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} edges ({per_sec})",
             )?);
-            bar.set_position(resume_from as u64);
-            let result = db.load(&rest, |sent| bar.set_position((resume_from + sent) as u64));
+            bar.set_position(skip as u64);
+            let result = db.load(&rest, |acked| bar.set_position((skip + acked) as u64));
             bar.finish_and_clear();
-            if let Err(e) = result {
-                let at = bar.position();
-                anyhow::bail!(
-                    "{e}\nloaded up to edge {at}; re-run the same command (loading is idempotent), or add --resume-from {at}"
-                );
-            }
-            let info = db.info()?;
+            let outcome = match result {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    // Only what the server acknowledged may be skipped: the bar's position is
+                    // not that (it may have moved past a batch that never arrived).
+                    let at = skip + e.acknowledged;
+                    anyhow::bail!(
+                        "{}\nthe server acknowledged the first {at} of the {total} edges, in the \
+                         order `graph load` sends them; re-run the same command (loading is \
+                         idempotent), or add --resume-from {at} to skip those",
+                        e.source
+                    );
+                }
+            };
+            let info = outcome.graph;
             if g.json {
                 println!(
                     "{}",
-                    json!({"file": file, "rows": summary.edges, "vertices": info.vertices, "edges": info.edges})
+                    json!({
+                        "file": file,
+                        "rows": summary.edges,
+                        "sent": outcome.sent,
+                        "new_edges": outcome.new_edges,
+                        "already_present": outcome.already_present(),
+                        "others_wrote": outcome.others_wrote,
+                        "vertices": info.vertices,
+                        "edges": info.edges,
+                    })
                 );
             } else {
                 println!(
-                    "loaded {} rows from {}; the graph now has {} vertices and {} edges",
+                    "loaded {} rows from {}: sent {} distinct edges, {} new and {} already present{}; \
+                     the graph now has {} vertices and {} edges",
                     summary.edges,
                     file.display(),
+                    outcome.sent,
+                    outcome.new_edges,
+                    outcome.already_present(),
+                    if outcome.others_wrote {
+                        " (other clients wrote meanwhile, so the split is approximate)"
+                    } else {
+                        ""
+                    },
                     info.vertices,
                     info.edges
                 );
