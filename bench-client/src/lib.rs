@@ -6,7 +6,6 @@ pub mod contention;
 pub mod datasets;
 pub mod peer_bench;
 pub mod peers;
-pub mod reference;
 pub mod report;
 pub mod summary;
 pub mod workloads;

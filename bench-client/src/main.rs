@@ -11,13 +11,13 @@ use graph_bench::peer_bench::{self, PeerRun};
 use graph_bench::peers::Peer;
 use graph_bench::peers::neo4j::Neo4j;
 use graph_bench::peers::postgres::Postgres;
-use graph_bench::reference::ReferenceGraph;
 use graph_bench::report::{Environment, Load, Report, fmt_us};
 use graph_bench::summary::Summary;
 use graph_bench::workloads::{Bench, Sample, Workload};
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_client::server::Server;
+use graph_reference::ReferenceGraph;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -147,7 +147,7 @@ fn main() -> anyhow::Result<()> {
         summary.mean_degree,
         t.elapsed().as_secs_f64()
     );
-    let reference = ReferenceGraph::new(&edges);
+    let reference = ReferenceGraph::new(edges.iter());
     let mut arcs: Vec<(u64, u64)> = edges.iter().collect();
     arcs.sort_unstable();
     arcs.dedup();

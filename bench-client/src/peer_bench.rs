@@ -2,11 +2,11 @@
 //! SpacetimeDB modes: a wrong answer from a peer fails the run just as one from the module does.
 
 use crate::peers::{Peer, PeerPath, Reached};
-use crate::reference::ReferenceGraph;
 use crate::report::Load;
 use crate::workloads::{Sample, Workload};
 use anyhow::{Context, bail, ensure};
 use graph_client::graph::Direction;
+use graph_reference::ReferenceGraph;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
 

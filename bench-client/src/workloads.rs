@@ -1,12 +1,12 @@
 //! Measured workloads. Every answer is checked against the reference before its timing counts:
 //! a wrong answer is an error that fails the run.
 
-use crate::reference::ReferenceGraph;
 use anyhow::{Context, bail, ensure};
 use graph_client::graph::{
     Answer, ClientError, Direction, GraphDb, GraphError, Mode, PathResult, PathStatus, QueryStats,
     TxOptions,
 };
+use graph_reference::ReferenceGraph;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;

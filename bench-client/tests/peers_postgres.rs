@@ -8,8 +8,8 @@
 use graph_bench::datasets::DatasetSpec;
 use graph_bench::peers::postgres::Postgres;
 use graph_bench::peers::{Peer, PeerPath, Reached};
-use graph_bench::reference::ReferenceGraph;
 use graph_client::graph::Direction::{self, Both, In, Out};
+use graph_reference::ReferenceGraph;
 use graph_testkit::PeerServer;
 
 const BIG: u64 = 9_000_000_000;
@@ -181,7 +181,7 @@ fn postgres_peer_matches_the_reference() {
     let server = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
     let mut pg = Postgres::connect(server.address()).expect("connecting to the started server");
     let list = DatasetSpec::Facebook.load(7).unwrap();
-    let reference = ReferenceGraph::new(&list);
+    let reference = ReferenceGraph::new(list.iter());
     let mut edges: Vec<(u64, u64)> = list.iter().collect();
     edges.sort_unstable();
     edges.dedup();

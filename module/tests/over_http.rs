@@ -1,12 +1,12 @@
 //! The real module, published to the real embedded host, called over HTTP, and checked against
 //! the bench-client's independent reference algorithms.
 
-use graph_bench::reference::ReferenceGraph;
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{
     ClientError, Direction, GraphDb, GraphError, Mode, PathStatus, QueryStats, TxOptions,
 };
 use graph_client::server::ServerError;
+use graph_reference::ReferenceGraph;
 use graph_testkit::TestHost;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -71,7 +71,7 @@ fn procedures_agree_with_the_reference() {
     load_in_batches(&db, &edges, 7);
     let isolated = [999_999_999u64];
     db.add_vertices(&isolated).unwrap();
-    let reference = ReferenceGraph::new(&edges);
+    let reference = ReferenceGraph::new(edges.iter());
 
     let info = db.info().unwrap();
     let mut distinct: Vec<(u64, u64)> = edges
@@ -258,7 +258,7 @@ fn snapshot_answers_agree_with_the_reference() {
     load_in_batches(&db, &edges, 3);
     let lonely = 999_999_999u64;
     db.add_vertices(&[lonely]).unwrap();
-    let mut reference = ReferenceGraph::new(&edges);
+    let mut reference = ReferenceGraph::new(edges.iter());
     let hub = reference.sample_vertices(1, 3)[0];
     let tx = TxOptions::default();
 
@@ -359,7 +359,7 @@ fn snapshot_answers_agree_with_the_reference() {
     // A write makes the snapshot stale: the next answers come from the indexes and see it.
     db.add_edges(&[lonely], &[hub]).unwrap();
     edges.push(lonely, hub);
-    reference = ReferenceGraph::new(&edges);
+    reference = ReferenceGraph::new(edges.iter());
     let after = db
         .shortest_path(hub, lonely, Direction::Both, None, tx)
         .unwrap()

@@ -1,16 +1,14 @@
-//! Reference answers to check the server against: plain in-memory graph algorithms, written
-//! to be obviously correct rather than fast (sorted ids with a hash index, two CSRs, textbook
-//! BFS).
+//! The reference graph: plain in-memory graph algorithms, written to be obviously correct
+//! rather than fast (sorted ids with a hash index, two CSRs, textbook BFS).
 
 use std::fmt;
 
-use graph_client::edgelist::EdgeList;
 use hashbrown::HashMap;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use graph_client::graph::Direction;
+use crate::Direction;
 
 /// Compressed adjacency: the neighbors of dense vertex `v` are
 /// `targets[offsets[v]..offsets[v + 1]]`, sorted, duplicates kept.
@@ -72,8 +70,10 @@ impl fmt::Debug for ReferenceGraph {
 const UNREACHED: u32 = u32::MAX;
 
 impl ReferenceGraph {
-    pub fn new(edges: &EdgeList) -> Self {
-        let mut ids: Vec<u64> = edges.src.iter().chain(&edges.dst).copied().collect();
+    /// The graph of `rows` (arcs `src -> dst`, in any order, repeats and self-loops allowed).
+    pub fn new(rows: impl IntoIterator<Item = (u64, u64)>) -> Self {
+        let (src, dst): (Vec<u64>, Vec<u64>) = rows.into_iter().unzip();
+        let mut ids: Vec<u64> = src.iter().chain(&dst).copied().collect();
         ids.sort_unstable();
         ids.dedup();
         assert!(
@@ -85,8 +85,8 @@ impl ReferenceGraph {
             .enumerate()
             .map(|(i, &id)| (id, i as u32))
             .collect();
-        let src: Vec<u32> = edges.src.iter().map(|id| dense[id]).collect();
-        let dst: Vec<u32> = edges.dst.iter().map(|id| dense[id]).collect();
+        let src: Vec<u32> = src.iter().map(|id| dense[id]).collect();
+        let dst: Vec<u32> = dst.iter().map(|id| dense[id]).collect();
         let out = Csr::build(ids.len(), &src, &dst);
         let inc = Csr::build(ids.len(), &dst, &src);
         Self {
@@ -324,11 +324,7 @@ mod tests {
     use Direction::{Both, In, Out};
 
     fn graph(rows: &[(u64, u64)]) -> ReferenceGraph {
-        let mut edges = EdgeList::new();
-        for &(s, d) in rows {
-            edges.push(s, d);
-        }
-        ReferenceGraph::new(&edges)
+        ReferenceGraph::new(rows.iter().copied())
     }
 
     /// 10 -> 20 -> 30 -> 40, 10 -> 30, a duplicate 10 -> 20, a self-loop on 20, and a
@@ -495,12 +491,7 @@ mod tests {
 
     #[test]
     fn sample_pairs_on_edgeless_or_empty_graphs() {
-        assert_eq!(
-            ReferenceGraph::new(&EdgeList::new())
-                .sample_pairs(3, Out, 0)
-                .len(),
-            3
-        );
+        assert_eq!(ReferenceGraph::new([]).sample_pairs(3, Out, 0).len(), 3);
         let g = graph(&[(5, 5)]);
         let pairs = g.sample_pairs(10, Both, 0);
         assert_eq!(pairs.len(), 10);

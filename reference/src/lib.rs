@@ -1,0 +1,12 @@
+//! Independent reference answers for the project's tests and benchmarks.
+//!
+//! [`ReferenceGraph`] answers neighbor, BFS and distance queries with textbook algorithms that
+//! share no code with the traversal operator in `graph-traverse` (only its `Direction` type),
+//! so that the operator, the module and every benchmarked system can be checked against it.
+//! [`generate`] builds the seeded synthetic graphs the tests and benchmarks run on.
+
+pub mod generate;
+mod graph;
+
+pub use graph::ReferenceGraph;
+pub use graph_traverse::Direction;
