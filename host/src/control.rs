@@ -5,14 +5,18 @@
 //! data. It is a small JSON file in the data dir, rewritten atomically on every change. Program
 //! bytes live in the engine's own content-addressed `DiskStorage`; the data itself lives in the
 //! engine's replica directories (commit log and snapshots).
+//!
+//! The registry knows nothing of HTTP: it fails with [`ControlError`], which the routes map to
+//! status codes in one place.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 use anyhow::Context as _;
-use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use spacetimedb::host::{DiskStorage, HostController, ModuleHost, UpdateDatabaseResult};
 use spacetimedb::messages::control_db::{Database, HostType};
@@ -23,7 +27,46 @@ use spacetimedb_paths::server::ServerDataDir;
 use spacetimedb_schema::auto_migrate::MigrationPolicy;
 
 use crate::auth::random_identity;
-use crate::routes::HttpError;
+
+/// Why the registry refused or failed a request.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    /// A path segment that is neither a database identity nor a valid name.
+    #[error("Invalid URL: {0}")]
+    InvalidName(String),
+    #[error("database name `{0}` not found")]
+    UnknownName(DatabaseName),
+    #[error("No such database.")]
+    UnknownIdentity,
+    #[error("Clear database requires database name or identity")]
+    ClearNeedsTarget,
+    /// The name belongs to another identity (its first publisher).
+    #[error("the name `{0}` belongs to another identity")]
+    NameTaken(DatabaseName),
+    /// Only the owner may change a database.
+    #[error("{subject} is not authorized to perform action on database {database}: {action}")]
+    NotOwner {
+        subject: Identity,
+        database: Identity,
+        action: &'static str,
+    },
+    /// The new module's schema cannot replace the running one's.
+    #[error("Database update rejected: {0}")]
+    MigrationRejected(String),
+    #[error("Failed to create or update the database: {0}")]
+    MigrationFailed(String),
+    /// The engine failed (a module that does not validate, an I/O error, ...).
+    #[error("{0:#}")]
+    Engine(anyhow::Error),
+}
+
+impl ControlError {
+    fn engine(e: impl Into<anyhow::Error>) -> Self {
+        Self::Engine(e.into())
+    }
+}
+
+type Result<T, E = ControlError> = std::result::Result<T, E>;
 
 /// How a request names a database: by name or by its identity (64 hex digits).
 #[derive(Clone, Debug)]
@@ -34,13 +77,13 @@ pub enum Target {
 
 impl Target {
     /// Parses a path segment the way the official `NameOrIdentity` does.
-    pub fn parse(s: &str) -> Result<Self, HttpError> {
+    pub fn parse(s: &str) -> Result<Self> {
         if let Ok(identity) = Identity::from_hex(s) {
             return Ok(Self::Identity(identity));
         }
         s.parse()
             .map(Self::Name)
-            .map_err(|e| HttpError::text(StatusCode::BAD_REQUEST, format!("Invalid URL: {e}")))
+            .map_err(|e| ControlError::InvalidName(e.to_string()))
     }
 
     fn name(&self) -> Option<&DatabaseName> {
@@ -68,7 +111,7 @@ pub struct DbRecord {
 }
 
 impl DbRecord {
-    fn database(&self) -> Database {
+    pub fn database(&self) -> Database {
         Database {
             id: self.id,
             database_identity: self.database_identity,
@@ -188,25 +231,32 @@ impl Control {
         }
     }
 
-    /// The registered database `target` names, or the official 404.
-    pub fn resolve(&self, target: &Target) -> Result<DbRecord, HttpError> {
+    /// The registered database `target` names.
+    pub fn resolve(&self, target: &Target) -> Result<DbRecord> {
         let registry = self.registry.lock().unwrap();
         registry.find(target).cloned().ok_or_else(|| match target {
-            Target::Name(name) => HttpError::text(
-                StatusCode::NOT_FOUND,
-                format!("database name `{name}` not found"),
-            ),
-            Target::Identity(_) => HttpError::text(StatusCode::NOT_FOUND, "No such database."),
+            Target::Name(name) => ControlError::UnknownName(name.clone()),
+            Target::Identity(_) => ControlError::UnknownIdentity,
         })
     }
 
     /// The running module of `db`, launching it if needed.
-    pub async fn module(&self, db: &DbRecord) -> Result<ModuleHost, HttpError> {
+    pub async fn module(&self, db: &DbRecord) -> Result<ModuleHost> {
         let _shared = self.fence.read().await;
         self.hc
             .get_or_launch_module_host(db.database(), db.replica_id)
             .await
-            .map_err(|e| HttpError::internal(format!("failed to get or launch module host: {e:#}")))
+            .map_err(|e| ControlError::Engine(e.context("failed to get or launch module host")))
+    }
+
+    /// A watch on `db`'s running module, launching it if needed: what a WebSocket connection
+    /// holds, so that it follows a hot-swapped module and notices when the module exits.
+    pub async fn watch_module(&self, db: &DbRecord) -> Result<watch::Receiver<ModuleHost>> {
+        let _shared = self.fence.read().await;
+        self.hc
+            .watch_maybe_launch_module_host(db.database(), db.replica_id)
+            .await
+            .map_err(|e| ControlError::Engine(e.context("failed to get or launch module host")))
     }
 
     /// `POST /v1/database` (`target == None`) and `PUT /v1/database/:name_or_identity`.
@@ -216,13 +266,10 @@ impl Control {
         target: Option<Target>,
         program_bytes: Box<[u8]>,
         clear: bool,
-    ) -> Result<PublishResult, HttpError> {
+    ) -> Result<PublishResult> {
         let _exclusive = self.fence.write().await;
         if clear && target.is_none() {
-            return Err(HttpError::text(
-                StatusCode::BAD_REQUEST,
-                "Clear database requires database name or identity",
-            ));
+            return Err(ControlError::ClearNeedsTarget);
         }
         let existing = target
             .as_ref()
@@ -253,7 +300,7 @@ impl Control {
         publisher: Identity,
         target: Option<Target>,
         program_bytes: Box<[u8]>,
-    ) -> Result<Identity, HttpError> {
+    ) -> Result<Identity> {
         if let Some(Target::Name(name)) = &target {
             let owner = self
                 .registry
@@ -263,10 +310,7 @@ impl Control {
                 .get(name.as_ref())
                 .cloned();
             if owner.is_some_and(|owner| owner != publisher.to_hex().as_str()) {
-                return Err(HttpError::json(
-                    StatusCode::UNAUTHORIZED,
-                    &PublishResult::PermissionDenied { name: name.clone() },
-                ));
+                return Err(ControlError::NameTaken(name.clone()));
             }
         }
         let database_identity = match &target {
@@ -308,7 +352,7 @@ impl Control {
     }
 
     /// Hot-swaps the module of a running database, migrating its schema if compatible.
-    async fn update(&self, db: &DbRecord, program_bytes: Box<[u8]>) -> Result<(), HttpError> {
+    async fn update(&self, db: &DbRecord, program_bytes: Box<[u8]>) -> Result<()> {
         let result = self
             .hc
             .update_module_host(
@@ -321,45 +365,43 @@ impl Control {
                 Default::default(),
             )
             .await
-            .map_err(|e| HttpError::internal(format!("{e:#}")))?;
+            .map_err(ControlError::engine)?;
         match result {
-            UpdateDatabaseResult::AutoMigrateError(errs) => Err(HttpError::text(
-                StatusCode::BAD_REQUEST,
-                format!("Database update rejected: {errs}"),
-            )),
-            UpdateDatabaseResult::ErrorExecutingMigration(e) => Err(HttpError::text(
-                StatusCode::BAD_REQUEST,
-                format!("Failed to create or update the database: {e:#}"),
-            )),
+            UpdateDatabaseResult::AutoMigrateError(errs) => {
+                Err(ControlError::MigrationRejected(errs.to_string()))
+            }
+            UpdateDatabaseResult::ErrorExecutingMigration(e) => {
+                Err(ControlError::MigrationFailed(format!("{e:#}")))
+            }
             _ => Ok(()),
         }
     }
 
     /// Validates `program`, stores it, and starts `db`'s replica from it; a replica that fails
     /// to start is removed again.
-    async fn launch_replica(&self, db: &DbRecord, program: Program) -> Result<(), HttpError> {
+    async fn launch_replica(&self, db: &DbRecord, program: Program) -> Result<()> {
         self.hc
             .check_module_validity(db.database(), program.clone())
             .await
-            .map_err(|e| HttpError::internal(format!("{e:#}")))?;
+            .map_err(ControlError::Engine)?;
         self.programs
             .put(&program.bytes)
             .await
-            .map_err(HttpError::internal)?;
+            .map_err(ControlError::engine)?;
         if let Err(e) = self
             .hc
             .get_or_launch_module_host(db.database(), db.replica_id)
             .await
         {
             self.retire_replica(db.replica_id).await;
-            return Err(HttpError::internal(format!("{e:#}")));
+            return Err(ControlError::Engine(e));
         }
         Ok(())
     }
 
     /// `?clear=true`: wipes the data by moving the database to a fresh replica initialised from
     /// the new program, then drops the old replica.
-    async fn reset(&self, mut db: DbRecord, program_bytes: Box<[u8]>) -> Result<(), HttpError> {
+    async fn reset(&self, mut db: DbRecord, program_bytes: Box<[u8]>) -> Result<()> {
         let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
         let old_replica = db.replica_id;
         db.initial_program = program.hash;
@@ -377,7 +419,7 @@ impl Control {
     }
 
     /// `DELETE /v1/database/:name_or_identity`.
-    pub async fn delete(&self, caller: Identity, target: &Target) -> Result<(), HttpError> {
+    pub async fn delete(&self, caller: Identity, target: &Target) -> Result<()> {
         let _exclusive = self.fence.write().await;
         let db = match self.resolve(target) {
             Ok(db) => db,
@@ -409,32 +451,28 @@ impl Control {
     }
 
     /// Applies `change` to the registry and saves it.
-    fn commit(&self, change: impl FnOnce(&mut Registry)) -> Result<(), HttpError> {
+    fn commit(&self, change: impl FnOnce(&mut Registry)) -> Result<()> {
         let mut registry = self.registry.lock().unwrap();
         change(&mut registry);
         if let Some(path) = &self.registry_file {
-            save_atomically(
-                path,
-                &serde_json::to_vec_pretty(&*registry).map_err(HttpError::internal)?,
-            )
-            .map_err(|e| HttpError::internal(format!("saving the database registry: {e:#}")))?;
+            let bytes = serde_json::to_vec_pretty(&*registry).map_err(ControlError::engine)?;
+            save_atomically(path, &bytes)
+                .map_err(|e| ControlError::Engine(e.context("saving the database registry")))?;
         }
         Ok(())
     }
 }
 
-/// Only a database's owner may change it; the official server answers 403 with this text.
-fn authorize(subject: Identity, db: &DbRecord, action: &str) -> Result<(), HttpError> {
+/// Only a database's owner may change it.
+pub fn authorize(subject: Identity, db: &DbRecord, action: &'static str) -> Result<()> {
     if subject == db.owner_identity {
         return Ok(());
     }
-    Err(HttpError::text(
-        StatusCode::FORBIDDEN,
-        format!(
-            "{subject} is not authorized to perform action on database {}: {action}",
-            db.database_identity
-        ),
-    ))
+    Err(ControlError::NotOwner {
+        subject,
+        database: db.database_identity,
+        action,
+    })
 }
 
 /// Replaces `path` with `bytes` so that a crash leaves either the old or the new file.

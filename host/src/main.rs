@@ -10,9 +10,11 @@ mod routes;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
+use spacetimedb::client::ClientActorIndex;
 use spacetimedb::db::{self, persistence::LocalPersistenceProvider};
 use spacetimedb::energy::NullEnergyMonitor;
 use spacetimedb::host::{DiskStorage, HostController, HostRuntimeConfig, IdcConfig};
@@ -40,6 +42,12 @@ struct Cli {
     /// pair is written to the data dir, and databases are gone when the process exits.
     #[arg(long)]
     in_memory: bool,
+    /// How often a WebSocket client is pinged (if it answered the last ping), e.g. `15s`.
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    ws_ping_interval: Duration,
+    /// A WebSocket client from which nothing arrived for this long is disconnected.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    ws_idle_timeout: Duration,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -116,7 +124,16 @@ async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
 
     let control = control::Control::new(hc, programs, engine_dir, registry_file)?;
     control.launch_all().await;
-    let app = Arc::new(routes::App { control, auth });
+    let app = Arc::new(routes::App {
+        control,
+        auth,
+        clients: ClientActorIndex::new(),
+        websocket: routes::WebSocketOptions {
+            ping_interval: cli.ws_ping_interval,
+            idle_timeout: cli.ws_idle_timeout,
+            ..Default::default()
+        },
+    });
 
     let listener = tokio::net::TcpListener::bind(cli.listen)
         .await

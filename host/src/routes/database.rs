@@ -1,217 +1,36 @@
-//! The HTTP routes: the subset of SpacetimeDB 2.x's `/v1` API that this project uses, with the
-//! official paths, bodies, status codes and JSON shapes (client-api `routes/database.rs` and
-//! `routes/identity.rs`). Handlers only translate between HTTP and the engine.
+//! The database routes: publish, delete, call (reducers and procedures), SQL, logs and schema.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
-use axum::middleware::{self, Next};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Extension, Router};
-use serde::{Deserialize, Serialize};
-use spacetimedb::host::module_host::ClientConnectedError;
-use spacetimedb::host::{FunctionArgs, ProcedureCallError, ReducerCallError, ReducerOutcome};
+use serde::Deserialize;
+use spacetimedb::host::{FunctionArgs, ReducerCallError, ReducerOutcome};
 use spacetimedb::sql::execute;
 use spacetimedb_client_api_messages::http::{SqlStmtResult, SqlStmtStats};
 use spacetimedb_lib::identity::AuthCtx;
 use spacetimedb_lib::sats::ser::serde::SerializeWrapper;
-use spacetimedb_lib::{ConnectionId, Identity, ProductTypeElement};
+use spacetimedb_lib::{ConnectionId, ProductTypeElement};
 
-use crate::auth::{Auth, Caller};
-use crate::control::{Control, Target};
-
-/// Shared state of all handlers.
-pub struct App {
-    pub control: Control,
-    pub auth: Auth,
-}
+use super::{App, HttpError, Result, duration_header, json_response, to_json};
+use crate::auth::Caller;
+use crate::control::{Target, authorize};
 
 type AppState = State<Arc<App>>;
 
-/// The `/v1` router.
-pub fn router(app: Arc<App>) -> Router {
-    // Publishing has no body limit (modules are large); every other route keeps axum's default
-    // 2 MiB limit and its 413, exactly as the official server is configured.
-    let database = Router::new()
-        .route("/", post(publish_new).layer(DefaultBodyLimit::disable()))
-        .route(
-            "/{name_or_identity}",
-            axum::routing::put(publish_named)
-                .layer(DefaultBodyLimit::disable())
-                .delete(delete_database),
-        )
-        .route("/{name_or_identity}/call/{function}", post(call))
-        .route("/{name_or_identity}/sql", post(sql))
-        .route("/{name_or_identity}/logs", get(logs))
-        .route_layer(middleware::from_fn_with_state(app.clone(), authenticate));
-    let v1 = Router::new()
-        .route("/ping", get(ping))
-        .route("/identity", post(create_identity))
-        .nest("/database", database);
-    Router::new().nest("/v1", v1).with_state(app)
-}
-
-/// An error response: status and text body, or a JSON body for the few official JSON errors.
-#[derive(Debug)]
-pub struct HttpError {
-    status: StatusCode,
-    body: String,
-    json: bool,
-}
-
-impl HttpError {
-    pub fn text(status: StatusCode, message: impl Into<String>) -> Self {
-        let body = message.into();
-        Self {
-            status,
-            body,
-            json: false,
-        }
-    }
-
-    pub fn json(status: StatusCode, value: &impl Serialize) -> Self {
-        let body = serde_json::to_string(value).unwrap_or_default();
-        Self {
-            status,
-            body,
-            json: true,
-        }
-    }
-
-    /// The official `log_and_500`.
-    pub fn internal(e: impl std::fmt::Display) -> Self {
-        log::error!("internal error: {e:#}");
-        Self::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"))
-    }
-}
-
-impl IntoResponse for HttpError {
-    fn into_response(self) -> Response {
-        if self.json {
-            json_response(self.status, self.body.into_bytes())
-        } else {
-            (self.status, self.body).into_response()
-        }
-    }
-}
-
-type Result<T, E = HttpError> = std::result::Result<T, E>;
-
-fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
-fn to_json(value: &impl Serialize) -> Result<Response> {
-    Ok(json_response(
-        StatusCode::OK,
-        serde_json::to_vec(value).map_err(HttpError::internal)?,
-    ))
-}
-
-const EXECUTION_DURATION: HeaderName =
-    HeaderName::from_static("spacetime-execution-duration-micros");
-
-fn duration_header(d: Duration) -> (HeaderName, HeaderValue) {
-    (EXECUTION_DURATION, HeaderValue::from(d.as_micros() as u64))
-}
-
-// ---------------------------------------------------------------------------------------------
-// Authentication
-
-/// The caller's token, from `Authorization: Bearer <token>` or else `?token=<token>`.
-fn credentials(headers: &HeaderMap, uri: &Uri) -> Result<Option<String>> {
-    if let Some(value) = headers.get(header::AUTHORIZATION) {
-        let token = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, token)| {
-                scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()
-            })
-            .map(|(_, token)| token.trim().to_owned());
-        return token.map(Some).ok_or_else(|| {
-            HttpError::text(
-                StatusCode::BAD_REQUEST,
-                "Authorization is invalid: malformed token",
-            )
-        });
-    }
-    #[derive(Deserialize)]
-    struct TokenQuery {
-        token: String,
-    }
-    Ok(Query::<TokenQuery>::try_from_uri(uri)
-        .ok()
-        .map(|q| q.0.token))
-}
-
-/// Verifies the caller's token, or mints a fresh identity for an anonymous caller, like the
-/// official `anon_auth_middleware`; the response carries the identity and token either way.
-async fn authenticate(State(app): AppState, mut req: Request, next: Next) -> Response {
-    let caller = match credentials(req.headers(), req.uri()) {
-        Err(e) => return e.into_response(),
-        Ok(Some(token)) => match app.auth.verify(&token).await {
-            Ok(caller) => caller,
-            Err(e) => return HttpError::text(StatusCode::UNAUTHORIZED, e).into_response(),
-        },
-        Ok(None) => match app.auth.mint() {
-            Ok(caller) => caller,
-            Err(e) => return HttpError::internal(e).into_response(),
-        },
-    };
-    req.extensions_mut().insert(caller.clone());
-    let mut response = next.run(req).await;
-    let headers = response.headers_mut();
-    if let Ok(identity) = HeaderValue::from_str(&caller.identity.to_hex()) {
-        headers.insert(HeaderName::from_static("spacetime-identity"), identity);
-    }
-    if let Ok(token) = HeaderValue::from_str(&caller.token) {
-        headers.insert(HeaderName::from_static("spacetime-identity-token"), token);
-    }
-    response
-}
-
-// ---------------------------------------------------------------------------------------------
-// Handlers
-
-/// `GET /v1/ping`: 200 if the server is up (a token, if sent, must be valid).
-async fn ping(State(app): AppState, headers: HeaderMap, uri: Uri) -> Result<()> {
-    if let Some(token) = credentials(&headers, &uri)? {
-        app.auth
-            .verify(&token)
-            .await
-            .map_err(|e| HttpError::text(StatusCode::UNAUTHORIZED, e))?;
-    }
-    Ok(())
-}
-
-/// `POST /v1/identity` → `{"identity": "<hex>", "token": "<jwt>"}`.
-async fn create_identity(State(app): AppState) -> Result<Response> {
-    #[derive(Serialize)]
-    struct CreateIdentityResponse {
-        identity: Identity,
-        token: String,
-    }
-    let caller = app.auth.mint().map_err(HttpError::internal)?;
-    to_json(&CreateIdentityResponse {
-        identity: caller.identity,
-        token: caller.token,
-    })
-}
-
 #[derive(Deserialize)]
-struct PublishQuery {
+pub(super) struct PublishQuery {
     #[serde(default)]
     clear: bool,
     host_type: Option<String>,
 }
 
 /// `POST /v1/database`: a new database with a generated identity and no name.
-async fn publish_new(
+pub(super) async fn publish_new(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
     Query(query): Query<PublishQuery>,
@@ -221,7 +40,7 @@ async fn publish_new(
 }
 
 /// `PUT /v1/database/:name_or_identity[?clear=true]`: create, update, or wipe and republish.
-async fn publish_named(
+pub(super) async fn publish_named(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
     Path(name_or_identity): Path<String>,
@@ -260,17 +79,17 @@ async fn publish(
 }
 
 /// `DELETE /v1/database/:name_or_identity` (owner only).
-async fn delete_database(
+pub(super) async fn delete_database(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
     Path(name_or_identity): Path<String>,
 ) -> Result<()> {
     let target = Target::parse(&name_or_identity)?;
-    app.control.delete(caller.identity, &target).await
+    Ok(app.control.delete(caller.identity, &target).await?)
 }
 
 /// `POST /v1/database/:name_or_identity/call/:function`, for reducers and procedures.
-async fn call(
+pub(super) async fn call(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
     Path((name_or_identity, function)): Path<(String, String)>,
@@ -309,8 +128,7 @@ async fn call(
     let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
     module
         .call_identity_connected(connection_auth, connection_id)
-        .await
-        .map_err(client_connected_error)?;
+        .await?;
 
     let reducer = module
         .call_reducer_with_offset(
@@ -354,7 +172,7 @@ async fn call(
             )
             .await
             .result
-            .map_err(procedure_error)
+            .map_err(HttpError::from)
             .and_then(|result| {
                 let body = serde_json::to_vec(SerializeWrapper::from_ref(&result.return_val))
                     .map_err(HttpError::internal)?;
@@ -363,7 +181,7 @@ async fn call(
                 response.headers_mut().insert(name, value);
                 Ok(response)
             }),
-        Err(e) => Err(reducer_error(e)),
+        Err(e) => Err(e.into()),
     };
 
     module
@@ -388,48 +206,8 @@ fn reducer_response(outcome: ReducerOutcome, duration: Duration) -> Response {
     (status, [duration_header(duration)], body).into_response()
 }
 
-fn reducer_error(e: ReducerCallError) -> HttpError {
-    let status = match e {
-        ReducerCallError::Args(_) | ReducerCallError::LifecycleReducer(_) => {
-            StatusCode::BAD_REQUEST
-        }
-        ReducerCallError::NoSuchModule(_)
-        | ReducerCallError::NoSuchReducer
-        | ReducerCallError::ScheduleReducerNotFound => StatusCode::NOT_FOUND,
-        ReducerCallError::WorkerError(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    HttpError::text(status, format!("{:#}", anyhow::anyhow!(e)))
-}
-
-fn procedure_error(e: ProcedureCallError) -> HttpError {
-    let status = match e {
-        ProcedureCallError::Args(_) => StatusCode::BAD_REQUEST,
-        ProcedureCallError::NoSuchModule(_) | ProcedureCallError::NoSuchProcedure => {
-            StatusCode::NOT_FOUND
-        }
-        ProcedureCallError::OutOfEnergy => StatusCode::PAYMENT_REQUIRED,
-        ProcedureCallError::InternalError(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    HttpError::text(status, format!("{:#}", anyhow::anyhow!(e)))
-}
-
-fn client_connected_error(e: ClientConnectedError) -> HttpError {
-    match e {
-        ClientConnectedError::Rejected(message) => HttpError::text(StatusCode::FORBIDDEN, message),
-        ClientConnectedError::OutOfEnergy => {
-            HttpError::text(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
-        }
-        ClientConnectedError::ReducerCall(e) => {
-            HttpError::text(StatusCode::NOT_FOUND, format!("{:#}", anyhow::anyhow!(e)))
-        }
-        ClientConnectedError::DBError(_) => {
-            HttpError::text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
-        }
-    }
-}
-
 /// `POST /v1/database/:name_or_identity/sql` (body: SQL text) → one result per statement.
-async fn sql(
+pub(super) async fn sql(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
     Path(name_or_identity): Path<String>,
@@ -474,7 +252,7 @@ async fn sql(
 }
 
 #[derive(Deserialize)]
-struct LogsQuery {
+pub(super) struct LogsQuery {
     num_lines: Option<u32>,
     #[serde(default)]
     follow: bool,
@@ -482,7 +260,7 @@ struct LogsQuery {
 
 /// `GET /v1/database/:name_or_identity/logs?num_lines=N[&follow=true]` (owner only): the module's
 /// log records as newline-delimited JSON, as the engine's database logger stores them.
-async fn logs(
+pub(super) async fn logs(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
     Path(name_or_identity): Path<String>,
@@ -490,15 +268,7 @@ async fn logs(
 ) -> Result<Response> {
     let target = Target::parse(&name_or_identity)?;
     let db = app.control.resolve(&target)?;
-    if caller.identity != db.owner_identity {
-        return Err(HttpError::text(
-            StatusCode::FORBIDDEN,
-            format!(
-                "{} is not authorized to perform action on database {}: view module logs",
-                caller.identity, db.database_identity
-            ),
-        ));
-    }
+    authorize(caller.identity, &db, "view module logs")?;
     let module = app.control.module(&db).await?;
     let stream = module
         .database_logger()
@@ -522,4 +292,37 @@ async fn logs(
         Body::from_stream(stream),
     )
         .into_response())
+}
+
+#[derive(Deserialize)]
+pub(super) struct SchemaQuery {
+    version: u32,
+}
+
+/// `GET /v1/database/:name_or_identity/schema?version=9|10`: the module's definition as
+/// `RawModuleDefV9` or `RawModuleDefV10` in SATS-JSON, as the official route returns it (tools
+/// read tables, reducers, procedures and types from it).
+pub(super) async fn schema(
+    State(app): AppState,
+    Path(name_or_identity): Path<String>,
+    Query(SchemaQuery { version }): Query<SchemaQuery>,
+) -> Result<Response> {
+    use spacetimedb_lib::db::raw_def::{v9::RawModuleDefV9, v10::RawModuleDefV10};
+    let target = Target::parse(&name_or_identity)?;
+    let db = app.control.resolve(&target)?;
+    let module = app.control.module(&db).await?;
+    let def = module.info.module_def.as_ref().clone();
+    let body = match version {
+        9 => serde_json::to_vec(SerializeWrapper::from_ref(&RawModuleDefV9::from(def))),
+        10 => serde_json::to_vec(SerializeWrapper::from_ref(&RawModuleDefV10::from(def))),
+        _ => {
+            return Err(HttpError::bad_request(format!(
+                "unknown schema version {version}: expected 9 or 10"
+            )));
+        }
+    };
+    Ok(json_response(
+        StatusCode::OK,
+        body.map_err(HttpError::internal)?,
+    ))
 }

@@ -1,0 +1,94 @@
+//! Who is calling: tokens as the official server reads them (`Authorization: Bearer`, else a
+//! `token` query parameter), a fresh identity for a caller without one, `POST /v1/identity`
+//! and `GET /v1/ping`.
+
+use std::sync::Arc;
+
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use spacetimedb_lib::Identity;
+
+use super::{App, HttpError, Result, to_json};
+
+type AppState = State<Arc<App>>;
+
+/// The caller's token, from `Authorization: Bearer <token>` or else `?token=<token>`.
+fn credentials(headers: &HeaderMap, uri: &Uri) -> Result<Option<String>> {
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, token)| {
+                scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty()
+            })
+            .map(|(_, token)| token.trim().to_owned());
+        return token.map(Some).ok_or_else(|| {
+            HttpError::text(
+                StatusCode::BAD_REQUEST,
+                "Authorization is invalid: malformed token",
+            )
+        });
+    }
+    #[derive(Deserialize)]
+    struct TokenQuery {
+        token: String,
+    }
+    Ok(Query::<TokenQuery>::try_from_uri(uri)
+        .ok()
+        .map(|q| q.0.token))
+}
+
+/// Verifies the caller's token, or mints a fresh identity for an anonymous caller, like the
+/// official `anon_auth_middleware`; the response carries the identity and token either way.
+pub(super) async fn authenticate(State(app): AppState, mut req: Request, next: Next) -> Response {
+    let caller = match credentials(req.headers(), req.uri()) {
+        Err(e) => return e.into_response(),
+        Ok(Some(token)) => match app.auth.verify(&token).await {
+            Ok(caller) => caller,
+            Err(e) => return HttpError::text(StatusCode::UNAUTHORIZED, e).into_response(),
+        },
+        Ok(None) => match app.auth.mint() {
+            Ok(caller) => caller,
+            Err(e) => return HttpError::internal(e).into_response(),
+        },
+    };
+    req.extensions_mut().insert(caller.clone());
+    let mut response = next.run(req).await;
+    let headers = response.headers_mut();
+    if let Ok(identity) = HeaderValue::from_str(&caller.identity.to_hex()) {
+        headers.insert(HeaderName::from_static("spacetime-identity"), identity);
+    }
+    if let Ok(token) = HeaderValue::from_str(&caller.token) {
+        headers.insert(HeaderName::from_static("spacetime-identity-token"), token);
+    }
+    response
+}
+
+/// `GET /v1/ping`: 200 if the server is up (a token, if sent, must be valid).
+pub(super) async fn ping(State(app): AppState, headers: HeaderMap, uri: Uri) -> Result<()> {
+    if let Some(token) = credentials(&headers, &uri)? {
+        app.auth
+            .verify(&token)
+            .await
+            .map_err(|e| HttpError::text(StatusCode::UNAUTHORIZED, e))?;
+    }
+    Ok(())
+}
+
+/// `POST /v1/identity` → `{"identity": "<hex>", "token": "<jwt>"}`.
+pub(super) async fn create_identity(State(app): AppState) -> Result<Response> {
+    #[derive(Serialize)]
+    struct CreateIdentityResponse {
+        identity: Identity,
+        token: String,
+    }
+    let caller = app.auth.mint().map_err(HttpError::internal)?;
+    to_json(&CreateIdentityResponse {
+        identity: caller.identity,
+        token: caller.token,
+    })
+}

@@ -1,0 +1,201 @@
+//! The HTTP and WebSocket routes: the subset of SpacetimeDB 2.x's `/v1` API that this project
+//! uses, with the official paths, bodies, status codes and JSON shapes (client-api
+//! `routes/{identity,database,subscribe}.rs`). Handlers only translate between the wire and the
+//! engine; every error becomes a status code here, in [`HttpError`]'s conversions.
+
+mod auth;
+mod database;
+mod subscribe;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Serialize;
+use spacetimedb::client::ClientActorIndex;
+use spacetimedb::host::module_host::ClientConnectedError;
+use spacetimedb::host::{ProcedureCallError, ReducerCallError};
+use spacetimedb_client_api_messages::name::PublishResult;
+
+use crate::auth::Auth;
+use crate::control::{Control, ControlError};
+
+pub use subscribe::WebSocketOptions;
+
+/// Shared state of all handlers.
+pub struct App {
+    pub control: Control,
+    pub auth: Auth,
+    /// Names the WebSocket clients, as the official server's client actor index does.
+    pub clients: ClientActorIndex,
+    pub websocket: WebSocketOptions,
+}
+
+/// The `/v1` router.
+pub fn router(app: Arc<App>) -> Router {
+    // Publishing has no body limit (modules are large); every other route keeps axum's default
+    // 2 MiB limit and its 413, exactly as the official server is configured.
+    let database = Router::new()
+        .route(
+            "/",
+            post(database::publish_new).layer(DefaultBodyLimit::disable()),
+        )
+        .route(
+            "/{name_or_identity}",
+            axum::routing::put(database::publish_named)
+                .layer(DefaultBodyLimit::disable())
+                .delete(database::delete_database),
+        )
+        .route("/{name_or_identity}/call/{function}", post(database::call))
+        .route("/{name_or_identity}/sql", post(database::sql))
+        .route("/{name_or_identity}/logs", get(database::logs))
+        .route("/{name_or_identity}/schema", get(database::schema))
+        .route("/{name_or_identity}/subscribe", get(subscribe::subscribe))
+        .route_layer(middleware::from_fn_with_state(
+            app.clone(),
+            auth::authenticate,
+        ));
+    let v1 = Router::new()
+        .route("/ping", get(auth::ping))
+        .route("/identity", post(auth::create_identity))
+        .nest("/database", database);
+    Router::new().nest("/v1", v1).with_state(app)
+}
+
+/// An error response: status and text body, or a JSON body for the few official JSON errors.
+#[derive(Debug)]
+pub struct HttpError {
+    status: StatusCode,
+    body: String,
+    json: bool,
+}
+
+impl HttpError {
+    pub fn text(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: message.into(),
+            json: false,
+        }
+    }
+
+    fn json(status: StatusCode, value: &impl Serialize) -> Self {
+        Self {
+            status,
+            body: serde_json::to_string(value).unwrap_or_default(),
+            json: true,
+        }
+    }
+
+    /// The official `log_and_500`.
+    pub fn internal(e: impl std::fmt::Display) -> Self {
+        log::error!("internal error: {e:#}");
+        Self::text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"))
+    }
+
+    fn bad_request(message: impl Into<String>) -> Self {
+        Self::text(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        if self.json {
+            json_response(self.status, self.body.into_bytes())
+        } else {
+            (self.status, self.body).into_response()
+        }
+    }
+}
+
+impl From<ControlError> for HttpError {
+    fn from(e: ControlError) -> Self {
+        let status = match &e {
+            ControlError::InvalidName(_)
+            | ControlError::ClearNeedsTarget
+            | ControlError::MigrationRejected(_)
+            | ControlError::MigrationFailed(_) => StatusCode::BAD_REQUEST,
+            ControlError::UnknownName(_) | ControlError::UnknownIdentity => StatusCode::NOT_FOUND,
+            ControlError::NameTaken(name) => {
+                return Self::json(
+                    StatusCode::UNAUTHORIZED,
+                    &PublishResult::PermissionDenied { name: name.clone() },
+                );
+            }
+            ControlError::NotOwner { .. } => StatusCode::FORBIDDEN,
+            ControlError::Engine(_) => return Self::internal(e),
+        };
+        Self::text(status, e.to_string())
+    }
+}
+
+impl From<ReducerCallError> for HttpError {
+    fn from(e: ReducerCallError) -> Self {
+        let status = match e {
+            ReducerCallError::Args(_) | ReducerCallError::LifecycleReducer(_) => {
+                StatusCode::BAD_REQUEST
+            }
+            ReducerCallError::NoSuchModule(_)
+            | ReducerCallError::NoSuchReducer
+            | ReducerCallError::ScheduleReducerNotFound => StatusCode::NOT_FOUND,
+            ReducerCallError::WorkerError(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self::text(status, format!("{:#}", anyhow::anyhow!(e)))
+    }
+}
+
+impl From<ProcedureCallError> for HttpError {
+    fn from(e: ProcedureCallError) -> Self {
+        let status = match e {
+            ProcedureCallError::Args(_) => StatusCode::BAD_REQUEST,
+            ProcedureCallError::NoSuchModule(_) | ProcedureCallError::NoSuchProcedure => {
+                StatusCode::NOT_FOUND
+            }
+            ProcedureCallError::OutOfEnergy => StatusCode::PAYMENT_REQUIRED,
+            ProcedureCallError::InternalError(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self::text(status, format!("{:#}", anyhow::anyhow!(e)))
+    }
+}
+
+impl From<ClientConnectedError> for HttpError {
+    fn from(e: ClientConnectedError) -> Self {
+        match e {
+            ClientConnectedError::Rejected(message) => Self::text(StatusCode::FORBIDDEN, message),
+            ClientConnectedError::OutOfEnergy => {
+                Self::text(StatusCode::SERVICE_UNAVAILABLE, e.to_string())
+            }
+            ClientConnectedError::ReducerCall(e) => {
+                Self::text(StatusCode::NOT_FOUND, format!("{:#}", anyhow::anyhow!(e)))
+            }
+            ClientConnectedError::DBError(_) => {
+                Self::text(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+            }
+        }
+    }
+}
+
+type Result<T, E = HttpError> = std::result::Result<T, E>;
+
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn to_json(value: &impl Serialize) -> Result<Response> {
+    Ok(json_response(
+        StatusCode::OK,
+        serde_json::to_vec(value).map_err(HttpError::internal)?,
+    ))
+}
+
+const EXECUTION_DURATION: HeaderName =
+    HeaderName::from_static("spacetime-execution-duration-micros");
+
+fn duration_header(d: Duration) -> (HeaderName, HeaderValue) {
+    (EXECUTION_DURATION, HeaderValue::from(d.as_micros() as u64))
+}

@@ -1,0 +1,333 @@
+//! `GET /v1/database/:name_or_identity/subscribe`: the WebSocket route the client SDKs connect
+//! to, with the official server's query parameters, subprotocols, keep-alive and limits.
+//!
+//! The protocol itself is the engine's: `spacetimedb-core`'s `ClientConnection` runs the
+//! `client_connected` / `client_disconnected` lifecycle, decodes and executes every client
+//! message (reducer and procedure calls, subscriptions, one-off queries) and queues the server
+//! messages, which this actor serialises with the engine's own encoders. What is left here is
+//! the socket: negotiation, the read/write loop, pings, the idle timeout, and a disconnect that
+//! runs however the connection ends.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use serde::Deserialize;
+use spacetimedb::client::messages::{SerializeBuffer, serialize_v2, serialize_v3};
+use spacetimedb::client::{
+    ClientActorId, ClientConfig, ClientConnection, ClientConnectionReceiver, DataMessage,
+    OutboundMessage, Protocol, WsVersion,
+};
+use spacetimedb_client_api_messages::websocket::common::Compression;
+use spacetimedb_client_api_messages::websocket::{v2, v3};
+use spacetimedb_lib::ConnectionId;
+use spacetimedb_lib::connection_id::ConnectionIdForUrl;
+use spacetimedb_lib::identity::AuthCtx;
+use tokio::time::Instant;
+
+use super::{App, HttpError, Result};
+use crate::auth::Caller;
+use crate::control::Target;
+
+/// Keep-alive and limits of WebSocket connections; the defaults are the official server's.
+#[derive(Debug, Clone, Copy)]
+pub struct WebSocketOptions {
+    /// A ping goes out this long after the previous one, if that one was answered.
+    pub ping_interval: Duration,
+    /// A connection from which nothing (not even a pong) arrived for this long is closed.
+    pub idle_timeout: Duration,
+    /// Largest message a client may send.
+    pub max_message_bytes: usize,
+}
+
+impl Default for WebSocketOptions {
+    fn default() -> Self {
+        Self {
+            ping_interval: Duration::from_secs(15),
+            idle_timeout: Duration::from_secs(30),
+            max_message_bytes: 32 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct SubscribeQuery {
+    /// Chosen by the client (hex); a random one otherwise. Zero is reserved.
+    connection_id: Option<ConnectionIdForUrl>,
+    #[serde(default)]
+    compression: Compression,
+    /// Only changes protocol v1's updates, which this host does not speak; accepted and ignored.
+    #[serde(default)]
+    #[allow(dead_code)]
+    light: bool,
+    /// Send a transaction's updates only once it is durable. Default: on, as on the official
+    /// server for protocols v2 and v3 (an in-memory database has nothing to wait for).
+    confirmed: Option<bool>,
+}
+
+/// The subprotocols served, in the order of preference the official server uses. Both carry
+/// v2 messages; v3 batches several server messages per frame.
+const PROTOCOLS: [(&str, WsVersion); 2] = [
+    (v3::BIN_PROTOCOL, WsVersion::V3),
+    (v2::BIN_PROTOCOL, WsVersion::V2),
+];
+
+pub(super) async fn subscribe(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(name_or_identity): Path<String>,
+    Query(query): Query<SubscribeQuery>,
+    upgrade: WebSocketUpgrade,
+) -> Result<Response> {
+    let connection_id = query
+        .connection_id
+        .map(ConnectionId::from)
+        .unwrap_or_else(|| ConnectionId::from_le_byte_array(rand::random()));
+    if connection_id == ConnectionId::ZERO {
+        return Err(HttpError::bad_request(
+            "Invalid connection ID: the all-zeros ConnectionId is reserved.",
+        ));
+    }
+    let db = app.control.resolve(&Target::parse(&name_or_identity)?)?;
+    let upgrade = upgrade.protocols(PROTOCOLS.map(|(name, _)| name));
+    let version = upgrade
+        .selected_protocol()
+        .and_then(|chosen| {
+            PROTOCOLS
+                .iter()
+                .find(|(name, _)| chosen.as_bytes() == name.as_bytes())
+        })
+        .map(|&(_, version)| version)
+        .ok_or_else(|| HttpError::bad_request("no valid protocol selected"))?;
+    let config = ClientConfig {
+        protocol: Protocol::Binary,
+        version,
+        compression: query.compression,
+        tx_update_full: true,
+        confirmed_reads: query.confirmed.unwrap_or(true),
+    };
+    let module_rx = app.control.watch_module(&db).await?;
+    let auth = caller.connection_auth().map_err(HttpError::internal)?;
+    let client_id = ClientActorId {
+        identity: caller.identity,
+        connection_id,
+        name: app.clients.next_client_name(),
+    };
+    let sql_auth = AuthCtx::new(db.owner_identity, caller.identity);
+    let options = app.websocket;
+
+    // The 101 goes out first; the rest runs on the upgraded socket.
+    let upgrade = upgrade
+        .max_message_size(options.max_message_bytes)
+        .on_failed_upgrade(|e| log::warn!("websocket: upgrade failed: {e}"));
+    Ok(upgrade.on_upgrade(move |mut socket| async move {
+        let mut module_rx = module_rx;
+        let connected = match ClientConnection::call_client_connected_maybe_reject(
+            &mut module_rx,
+            client_id,
+            auth.clone(),
+        )
+        .await
+        {
+            Ok(connected) => connected,
+            Err(e) => {
+                log::info!("websocket: {client_id:?} refused by client_connected: {e}");
+                let close = close(close_code::POLICY, format!("connection refused: {e}"));
+                let _ = socket.send(close).await;
+                return;
+            }
+        };
+        let initial = v2::ServerMessage::InitialConnection(v2::InitialConnection {
+            identity: caller.identity,
+            connection_id,
+            token: caller.token.into(),
+        });
+        let actor = move |client, receiver| run(client, receiver, socket, options, initial);
+        ClientConnection::spawn(
+            client_id,
+            auth,
+            sql_auth,
+            config,
+            db.replica_id,
+            module_rx,
+            actor,
+            connected,
+        )
+        .await;
+    }))
+}
+
+/// Disconnects the client (running `client_disconnected` and dropping its subscriptions) when
+/// dropped, unless [`Disconnect::now`] already did: the actor's task may be aborted (a kicked
+/// client, a shutdown) at any await point.
+struct Disconnect(Option<ClientConnection>);
+
+impl Disconnect {
+    async fn now(mut self) {
+        if let Some(client) = self.0.take() {
+            client.disconnect().await;
+        }
+    }
+}
+
+impl Drop for Disconnect {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            tokio::spawn(client.disconnect());
+        }
+    }
+}
+
+/// Why the read/write loop ended, and what the client is told.
+enum End {
+    /// The client closed, or the socket broke: nothing more can be said.
+    Gone,
+    /// Close the socket with this frame.
+    Close(Message),
+}
+
+fn close(code: u16, reason: impl Into<String>) -> Message {
+    let mut reason: String = reason.into();
+    // A close frame's reason must fit in a control frame (125 bytes, 2 of them the code).
+    if reason.len() > 123 {
+        let mut cut = 120;
+        while !reason.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        reason.truncate(cut);
+        reason.push_str("...");
+    }
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: reason.into(),
+    }))
+}
+
+/// The connection's actor: the first message, then the read/write loop, then the disconnect.
+async fn run(
+    client: ClientConnection,
+    mut outgoing: ClientConnectionReceiver,
+    mut socket: WebSocket,
+    options: WebSocketOptions,
+    initial: v2::ServerMessage,
+) {
+    let guard = Disconnect(Some(client.clone()));
+    let end = match client.send_message(None, OutboundMessage::V2(initial)) {
+        Ok(()) => serve(client, &mut outgoing, &mut socket, options).await,
+        Err(e) => End::Close(close(close_code::ERROR, e.to_string())),
+    };
+    outgoing.close();
+    if let End::Close(frame) = end {
+        let _ = socket.send(frame).await;
+    }
+    guard.now().await;
+}
+
+/// Reads client frames and hands them to the engine, writes the engine's messages, pings, and
+/// watches for idleness and for the module going away, until one of those ends the connection.
+async fn serve(
+    client: ClientConnection,
+    outgoing: &mut ClientConnectionReceiver,
+    socket: &mut WebSocket,
+    options: WebSocketOptions,
+) -> End {
+    let mut module_watch = client.clone();
+    let mut ping = tokio::time::interval(options.ping_interval);
+    ping.tick().await; // The first tick is immediate.
+    let mut last_heard = Instant::now();
+    let mut awaiting_pong = false;
+    let mut messages = Vec::new();
+    let mut buffer = Some(SerializeBuffer::new(client.config));
+    loop {
+        let idle_deadline = last_heard + options.idle_timeout;
+        tokio::select! {
+            frame = socket.recv() => {
+                let frame = match frame {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return End::Gone,
+                    Some(Ok(frame)) => frame,
+                };
+                last_heard = Instant::now();
+                let data = match frame {
+                    Message::Binary(bytes) => DataMessage::Binary(bytes),
+                    Message::Text(text) => DataMessage::Text(text.as_str().into()),
+                    Message::Pong(_) => {
+                        awaiting_pong = false;
+                        continue;
+                    }
+                    // Answered by the socket itself.
+                    Message::Ping(_) | Message::Close(_) => continue,
+                };
+                // Calls are only queued here; their results come back through `outgoing`.
+                if let Err(e) = client.handle_message(data, std::time::Instant::now()).await {
+                    log::info!("websocket: closing {:?}: {e}", client.id);
+                    return End::Close(close(close_code::ERROR, e.to_string()));
+                }
+            }
+            n = outgoing.recv_many(&mut messages, ClientConnectionReceiver::DEFAULT_RECV_MANY_LIMIT) => {
+                if n == 0 {
+                    // The engine dropped the connection (kicked, or the database went away).
+                    return End::Close(close(close_code::AWAY, "the server closed the connection"));
+                }
+                if let Err(e) = write(&client, socket, &mut buffer, &mut messages).await {
+                    log::info!("websocket: writing to {:?} failed: {e}", client.id);
+                    return End::Gone;
+                }
+            }
+            _ = ping.tick() => {
+                // A client that has not answered the last ping gets no new one; the idle
+                // timeout decides when it is gone.
+                if !awaiting_pong {
+                    awaiting_pong = true;
+                    if socket.send(Message::Ping(Bytes::new())).await.is_err() {
+                        return End::Gone;
+                    }
+                }
+            }
+            _ = tokio::time::sleep_until(idle_deadline) => {
+                return End::Close(close(close_code::AWAY, "idle timeout"));
+            }
+            _ = module_watch.watch_module_host() => {
+                return End::Close(close(close_code::AWAY, "module exited"));
+            }
+        }
+    }
+}
+
+/// Encodes `messages` with the engine's serialisers (one frame each on v2, one frame for all
+/// on v3) and sends them, reusing `buffer` when the socket has let go of the last frame.
+async fn write(
+    client: &ClientConnection,
+    socket: &mut WebSocket,
+    buffer: &mut Option<SerializeBuffer>,
+    messages: &mut Vec<OutboundMessage>,
+) -> Result<(), axum::Error> {
+    let config = client.config;
+    let module = client.module();
+    let pool = &module.subscriptions().bsatn_rlb_pool;
+    // Only v1 connections are sent v1 messages, and this route makes none.
+    let mut v2_messages = messages.drain(..).filter_map(|message| match message {
+        OutboundMessage::V2(message) => Some(message),
+        OutboundMessage::V1(_) => None,
+    });
+    loop {
+        let buf = buffer
+            .take()
+            .unwrap_or_else(|| SerializeBuffer::new(config));
+        let (in_use, bytes) = match config.version {
+            WsVersion::V3 => serialize_v3(pool, buf, v2_messages.by_ref(), config.compression),
+            _ => match v2_messages.next() {
+                Some(message) => serialize_v2(pool, buf, message, config.compression),
+                None => return Ok(()),
+            },
+        };
+        socket.send(Message::Binary(bytes)).await?;
+        *buffer = in_use.try_reclaim();
+        if matches!(config.version, WsVersion::V3) {
+            return Ok(());
+        }
+    }
+}
