@@ -1,11 +1,8 @@
 //! Benchmark client library: datasets, reference answers, verified workloads and reports.
 
-pub mod charts;
-pub mod comparison;
 pub mod contention;
 pub mod datasets;
 pub mod peer_bench;
 pub mod peers;
 pub mod report;
-pub mod summary;
 pub mod workloads;

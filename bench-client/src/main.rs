@@ -4,15 +4,14 @@
 
 use anyhow::{Context, ensure};
 use clap::Parser;
-use graph_bench::comparison::{self, SystemLoad};
 use graph_bench::contention;
 use graph_bench::datasets::DatasetSpec;
 use graph_bench::peer_bench::{self, PeerRun};
 use graph_bench::peers::Peer;
 use graph_bench::peers::neo4j::Neo4j;
 use graph_bench::peers::postgres::Postgres;
-use graph_bench::report::{Environment, Load, Report, fmt_us};
-use graph_bench::summary::Summary;
+use graph_bench::report::markdown::{self, fmt_us};
+use graph_bench::report::model::{self, Environment, Load, Report, Summary, SystemLoad};
 use graph_bench::workloads::{Bench, Sample, Workload};
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
@@ -116,17 +115,15 @@ struct Args {
 }
 
 fn parse_system(s: &str) -> Result<String, String> {
-    comparison::mode_of(s)
-        .map(|_| s.to_string())
-        .ok_or_else(|| {
-            let names: Vec<&str> = comparison::SYSTEMS.iter().map(|(s, _)| *s).collect();
-            format!("system `{s}`: expected one of {}", names.join(", "))
-        })
+    model::mode_of(s).map(|_| s.to_string()).ok_or_else(|| {
+        let names: Vec<&str> = model::SYSTEMS.iter().map(|(s, _)| *s).collect();
+        format!("system `{s}`: expected one of {}", names.join(", "))
+    })
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let command = graph_bench::report::recorded_command(std::env::args());
+    let command = recorded_command(std::env::args());
     let dir = args.direction.unwrap_or(match args.dataset {
         DatasetSpec::Ring(_) => Direction::Out,
         _ => Direction::Both,
@@ -164,8 +161,8 @@ fn main() -> anyhow::Result<()> {
     let modes: Vec<Mode> = args
         .systems
         .iter()
-        .filter(|s| !comparison::is_peer(s))
-        .map(|s| comparison::mode_of(s).expect("validated").parse())
+        .filter(|s| !model::is_peer(s))
+        .map(|s| model::mode_of(s).expect("validated").parse())
         .collect::<Result<_, _>>()
         .map_err(anyhow::Error::msg)?;
     let mut stdb = if modes.is_empty() {
@@ -183,8 +180,12 @@ fn main() -> anyhow::Result<()> {
         results: stdb.results,
         contention: stdb.contention,
     };
-    println!("\n{}\n{}", report.heading(), report.table());
-    for path in report.write(&args.out)? {
+    println!(
+        "\n{}\n{}",
+        markdown::heading(&report),
+        markdown::table(&report)
+    );
+    for path in graph_bench::report::write::write(&report, &args.out)? {
         println!("wrote {}", path.display());
     }
     Ok(())
@@ -205,7 +206,7 @@ struct Inputs<'a> {
 struct Stdb {
     load: Option<Load>,
     results: Vec<Summary>,
-    contention: Vec<contention::Contention>,
+    contention: Vec<model::Contention>,
 }
 
 /// SpacetimeDB: publish, load, verify counts, the round-trip floor, every workload in every
@@ -333,7 +334,7 @@ fn run_peers(args: &Args, inputs: &Inputs, results: &mut Vec<Summary>) -> anyhow
         descriptions: Vec::new(),
     };
     let mut neo4j_load: Option<Load> = None;
-    for system in args.systems.iter().filter(|s| comparison::is_peer(s)) {
+    for system in args.systems.iter().filter(|s| model::is_peer(s)) {
         let mut peer: Box<dyn Peer> = match system.as_str() {
             "postgres" => Box::new(Postgres::connect(&args.postgres)?),
             _ => Box::new(Neo4j::connect(&args.neo4j, system == "neo4j-apoc")?),
@@ -501,7 +502,7 @@ fn verify_counts(db: &GraphDb, arcs: usize, reference: &ReferenceGraph) -> anyho
 
 fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -> Environment {
     let summary = edges.summary();
-    let stdb_used = args.systems.iter().any(|s| !comparison::is_peer(s));
+    let stdb_used = args.systems.iter().any(|s| !model::is_peer(s));
     let memory_kib: f64 = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
@@ -535,5 +536,44 @@ fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
         memory_gib: memory_kib / (1024.0 * 1024.0),
         date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+    }
+}
+
+/// The command line as the report records it: the `--token` value (a secret that would sign
+/// requests as its identity) is replaced by `<token>`.
+fn recorded_command(args: impl IntoIterator<Item = String>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut hide_next = false;
+    for arg in args {
+        if std::mem::take(&mut hide_next) {
+            out.push("<token>".into());
+        } else if arg.starts_with("--token=") {
+            out.push("--token=<token>".into());
+        } else {
+            hide_next = arg == "--token";
+            out.push(arg);
+        }
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_command;
+
+    #[test]
+    fn recorded_commands_hide_the_token() {
+        let args = [
+            "graph-bench",
+            "--token",
+            "secret",
+            "--runs",
+            "3",
+            "--token=other",
+        ];
+        assert_eq!(
+            recorded_command(args.map(String::from)),
+            "graph-bench --token <token> --runs 3 --token=<token>"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! SpacetimeDB modes: a wrong answer from a peer fails the run just as one from the module does.
 
 use crate::peers::{Peer, PeerPath, Reached};
-use crate::report::Load;
+use crate::report::model::Load;
 use crate::workloads::{Sample, Workload};
 use anyhow::{Context, bail, ensure};
 use graph_client::graph::Direction;

@@ -1,0 +1,8 @@
+//! The benchmark report: its data (`model`), rendered as Markdown (`markdown`) and PNG charts
+//! (`charts`), and written to files (`write`). The renderers read only the model; only the
+//! writer uses the renderers.
+
+pub mod charts;
+pub mod markdown;
+pub mod model;
+pub mod write;
