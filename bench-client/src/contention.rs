@@ -28,7 +28,7 @@ pub fn run(
     label: &str,
     first_id: u64,
     writes: usize,
-    traverse: impl Fn() -> anyhow::Result<()> + Sync,
+    mut traverse: impl FnMut() -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<Contention> {
     let idle = write_edges(writer, first_id, writes)?;
     let stop = AtomicBool::new(false);

@@ -55,10 +55,14 @@ fn small_benchmark_runs_verified_and_reports() {
             "20",
         ],
     );
-    assert!(
-        stdout.contains("verified: the server holds 4039 vertices and 88234 edges"),
-        "{stdout}"
-    );
+    for system in ["stdb", "stdb-stage1", "stdb-stage1-reducer"] {
+        assert!(
+            stdout.contains(&format!(
+                "{system}: verified: holds 4039 vertices and 88234 edges"
+            )),
+            "{stdout}"
+        );
+    }
 
     let report = report(out.path(), "fb.json");
     let results = report["results"].as_array().unwrap();
@@ -74,8 +78,17 @@ fn small_benchmark_runs_verified_and_reports() {
         }
     }
     assert_eq!(report["contention"].as_array().unwrap().len(), 2);
-    assert!(report["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
+    // The three modes read one store, loaded once.
+    let loads = report["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    assert_eq!(loads[0]["system"], "stdb");
+    assert_eq!(
+        loads[0]["shared_by"],
+        serde_json::json!(["stdb-stage1", "stdb-stage1-reducer"])
+    );
+    assert!(loads[0]["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
     assert_eq!(report["environment"]["edges"], 88234);
+
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| path | stage2 |") && md.contains("graph-bench"),
@@ -123,11 +136,20 @@ fn peers_run_side_by_side_with_verified_answers() {
             );
         }
     }
-    // neo4j and neo4j-apoc share one store, loaded once; each counts as loaded and verified.
-    let loads = report["peer_loads"].as_array().unwrap();
-    assert_eq!(loads.len(), 3, "{loads:?}");
-    assert_eq!(loads[0]["load"]["seconds"], loads[1]["load"]["seconds"]);
-    assert_eq!(report["peers"].as_array().unwrap().len(), 3);
+    // neo4j and neo4j-apoc share one store, loaded once.
+    let loads: Vec<(&str, &Value)> = report["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["system"].as_str().unwrap(), &l["shared_by"]))
+        .collect();
+    let none = serde_json::json!([]);
+    let apoc = serde_json::json!(["neo4j-apoc"]);
+    assert_eq!(
+        loads,
+        [("stdb", &none), ("neo4j", &apoc), ("postgres", &none)]
+    );
+    assert_eq!(report["systems"].as_array().unwrap().len(), 4);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| metric (p50) | stdb | neo4j | neo4j-apoc | postgres | stdb vs best peer |"),

@@ -40,22 +40,20 @@ pub fn heading(report: &Report) -> String {
         "dataset {} (seed {}): {} vertices, {} edges, max degree {}, mean degree {:.2}; direction {}\n",
         e.dataset, e.seed, e.vertices, e.edges, e.max_degree, e.mean_degree, e.direction
     );
-    if let Some(load) = &report.load {
+    for l in &report.loads {
+        let shared = if l.shared_by.is_empty() {
+            String::new()
+        } else {
+            format!("; also read by {}", l.shared_by.join(", "))
+        };
         let _ = writeln!(
             h,
-            "load: {} edges in {:.2} s = {:.0} edges/s",
-            load.edges_sent, load.seconds, load.edges_per_second
-        );
-    }
-    for l in &report.peer_loads {
-        let _ = writeln!(
-            h,
-            "load ({}): {} edges in {:.2} s = {:.0} edges/s",
+            "load ({}{shared}): {} edges in {:.2} s = {:.0} edges/s",
             l.system, l.load.edges_sent, l.load.seconds, l.load.edges_per_second
         );
     }
-    for peer in &report.peers {
-        let _ = writeln!(h, "peer {peer}");
+    for system in &report.systems {
+        let _ = writeln!(h, "system {system}");
     }
     let _ = writeln!(
         h,
@@ -97,17 +95,7 @@ pub fn table(report: &Report) -> String {
             opt(format!("{} of {}", s.from_snapshot, s.e2e.count)),
         );
     }
-    let mut loads = report.peer_loads.clone();
-    if let Some(load) = &report.load {
-        loads.insert(
-            0,
-            SystemLoad {
-                system: "stdb".into(),
-                load: load.clone(),
-            },
-        );
-    }
-    let systems = comparison(&report.results, &loads);
+    let systems = comparison(&report.results, &report.loads);
     if !systems.is_empty() {
         t.push('\n');
         t.push_str(&systems);
@@ -138,9 +126,7 @@ pub fn table(report: &Report) -> String {
 pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
     let present: Vec<&str> = SYSTEMS
         .iter()
-        .filter(|(s, m)| {
-            results.iter().any(|r| r.mode == *m) || loads.iter().any(|l| l.system == *s)
-        })
+        .filter(|(s, m)| results.iter().any(|r| r.mode == *m) || loads.iter().any(|l| l.serves(s)))
         .map(|(s, _)| *s)
         .collect();
     if !present.iter().any(|s| is_peer(s)) {
@@ -157,7 +143,7 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
     let load_us = |system: &str| {
         loads
             .iter()
-            .find(|l| l.system == system)
+            .find(|l| l.serves(system))
             .map(|l| l.load.seconds * 1e6)
     };
     let mut row = |name: &str, value: &dyn Fn(&str) -> Option<f64>| {

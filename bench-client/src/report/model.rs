@@ -1,7 +1,7 @@
 //! The report's data: plain serde types for what a run measured, and the statistics computed
 //! from its samples. The renderers (`markdown`, `charts`) read these; nothing here knows them.
 
-use crate::workloads::Sample;
+use graph_client::graph::QueryStats;
 use serde::{Deserialize, Serialize};
 
 /// The systems, in report column order, as `--systems` names them, with the `mode` their rows
@@ -50,26 +50,97 @@ pub struct Load {
     pub edges_per_second: f64,
 }
 
-/// One system's load.
+/// The load of one store, by the system that loaded it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SystemLoad {
     pub system: String,
     pub load: Load,
+    /// The other systems that read the same store (SpacetimeDB's modes, Neo4j's), measured on
+    /// this load.
+    #[serde(default)]
+    pub shared_by: Vec<String>,
+}
+
+impl SystemLoad {
+    /// Whether `system` read the store this load filled.
+    pub fn serves(&self, system: &str) -> bool {
+        self.system == system || self.shared_by.iter().any(|s| s == system)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "StoredReport")]
 pub struct Report {
     pub environment: Environment,
-    /// SpacetimeDB's load (all its modes share one).
-    pub load: Option<Load>,
-    /// Each peer's load (neo4j and neo4j-apoc share one store, so one load).
-    #[serde(default)]
-    pub peer_loads: Vec<SystemLoad>,
-    /// Each peer's product, version and settings.
-    #[serde(default)]
-    pub peers: Vec<String>,
+    /// One load per store, in the order the run loaded them (none with `--skip-load`).
+    pub loads: Vec<SystemLoad>,
+    /// Each system's product, version and settings, as `system: description`.
+    pub systems: Vec<String>,
     pub results: Vec<Summary>,
     pub contention: Vec<Contention>,
+}
+
+/// A report as this version or an older one stored it. Older reports kept SpacetimeDB's load
+/// (`load`) apart from the peers' (`peer_loads`, one per peer) and described only the peers
+/// (`peers`).
+#[derive(Deserialize)]
+struct StoredReport {
+    environment: Environment,
+    #[serde(default)]
+    loads: Vec<SystemLoad>,
+    #[serde(default)]
+    load: Option<Load>,
+    #[serde(default)]
+    peer_loads: Vec<SystemLoad>,
+    #[serde(default, alias = "peers")]
+    systems: Vec<String>,
+    results: Vec<Summary>,
+    #[serde(default)]
+    contention: Vec<Contention>,
+}
+
+impl From<StoredReport> for Report {
+    fn from(stored: StoredReport) -> Self {
+        let stdb = stored.load.map(|load| SystemLoad {
+            system: "stdb".into(),
+            load,
+            shared_by: Vec::new(),
+        });
+        Report {
+            environment: stored.environment,
+            loads: stdb
+                .into_iter()
+                .chain(stored.peer_loads)
+                .chain(stored.loads)
+                .collect(),
+            systems: stored.systems,
+            results: stored.results,
+            contention: stored.contention,
+        }
+    }
+}
+
+/// One measured call, as the raw samples files beside a report hold it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// The system as `--systems` names it.
+    pub system: String,
+    pub workload: String,
+    /// The call's position among its benchmark's measured calls, from 0 (warm-up calls are
+    /// not recorded).
+    pub index: usize,
+    /// The query's vertices: the start, and a shortest path's target (none for the empty
+    /// calls of the round-trip floor).
+    pub a: Option<u64>,
+    pub b: Option<u64>,
+    /// The client's time for the call alone, in µs.
+    pub e2e_us: f64,
+    /// The time the system measured itself, in µs: a server's execution time, or an embedded
+    /// engine's in-process time.
+    pub server_us: Option<u64>,
+    /// The module's account of the query's transactions (SpacetimeDB procedures only).
+    #[serde(flatten)]
+    pub stats: Option<QueryStats>,
 }
 
 /// The `p`-th percentile (0–100) of `values` by nearest rank; 0 for no values.
@@ -112,10 +183,14 @@ impl Percentiles {
     }
 }
 
-/// What the report shows for one workload × mode.
+/// What the report shows for one workload × system.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub workload: String,
+    /// The system as `--systems` names it (empty in reports older than this field).
+    #[serde(default)]
+    pub system: String,
+    /// The system's name in tables and charts (`stage2` for `stdb`; see [`SYSTEMS`]).
     pub mode: String,
     /// Client round-trip latency.
     pub e2e: Percentiles,
@@ -141,7 +216,8 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn of(workload: &str, mode: &str, samples: &[Sample]) -> Self {
+    /// The summary of `samples`, measured on `system` (shown as `mode`).
+    pub fn of(workload: &str, system: &str, mode: &str, samples: &[Sample]) -> Self {
         let e2e: Vec<f64> = samples.iter().map(|s| s.e2e_us).collect();
         let server: Vec<f64> = samples
             .iter()
@@ -149,11 +225,12 @@ impl Summary {
             .map(|v| v as f64)
             .collect();
         let stats: Vec<_> = samples.iter().filter_map(|s| s.stats).collect();
-        let of = |f: &dyn Fn(&graph_client::graph::QueryStats) -> u64| -> Vec<f64> {
+        let of = |f: &dyn Fn(&QueryStats) -> u64| -> Vec<f64> {
             stats.iter().map(|s| f(s) as f64).collect()
         };
         Self {
             workload: workload.to_string(),
+            system: system.to_string(),
             mode: mode.to_string(),
             e2e: Percentiles::of(&e2e),
             server: Percentiles::of(&server),
@@ -205,6 +282,11 @@ pub mod fixtures {
         let hold = hold.map_or_else(Percentiles::default, |h| percentiles(10, h));
         Summary {
             workload: workload.into(),
+            system: SYSTEMS
+                .iter()
+                .find(|(_, m)| *m == mode)
+                .map_or("stdb", |(s, _)| *s)
+                .into(),
             mode: mode.into(),
             e2e: percentiles(10, e2e),
             server: Percentiles::default(),
@@ -238,9 +320,8 @@ pub mod fixtures {
                 memory_gib: 8.0,
                 date_utc: "2026-01-01T00:00:00Z".into(),
             },
-            load: None,
-            peer_loads: Vec::new(),
-            peers: Vec::new(),
+            loads: Vec::new(),
+            systems: Vec::new(),
             results,
             contention,
         }
@@ -261,5 +342,74 @@ mod tests {
         assert_eq!(percentile(&[], 50.0), 0.0);
         let p = Percentiles::of(&[3.0, 1.0, 2.0]);
         assert_eq!((p.p50, p.max, p.mean, p.count), (2.0, 3.0, 2.0, 3));
+    }
+
+    /// The shape `graph-bench` wrote before loads were kept per store (trimmed from
+    /// `results/fb/fb.json` of that version).
+    const OLDER_REPORT: &str = r#"{
+      "environment": {"command": "graph-bench --dataset fb", "dataset": "fb", "seed": 42,
+        "vertices": 4039, "edges": 88234, "max_degree": 1053, "mean_degree": 43.69,
+        "direction": "both", "server_url": "http://127.0.0.1:3000", "server_kind": "embedded",
+        "cores": 2, "memory_gib": 23.5, "date_utc": "2026-11-22T00:04:40Z"},
+      "load": {"edges_sent": 88234, "seconds": 0.387, "edges_per_second": 227801.4},
+      "peer_loads": [
+        {"system": "neo4j", "load": {"edges_sent": 88234, "seconds": 4.4, "edges_per_second": 19839.2}},
+        {"system": "postgres", "load": {"edges_sent": 88234, "seconds": 0.16, "edges_per_second": 533776.2}}],
+      "peers": ["neo4j: Neo4j 5.26.0 community", "postgres: PostgreSQL 15.14"],
+      "results": [{"workload": "path", "mode": "stage2",
+        "e2e": {"count": 50, "p50": 700.0, "p90": 900.0, "p99": 1200.0, "max": 1300.0, "mean": 750.0},
+        "server": {"count": 0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0, "mean": 0.0},
+        "max_hold": {"count": 50, "p50": 90.0, "p90": 100.0, "p99": 150.0, "max": 160.0, "mean": 95.0},
+        "total_hold": {"count": 50, "p50": 90.0, "p90": 100.0, "p99": 150.0, "max": 160.0, "mean": 95.0},
+        "transactions_p50": 1.0, "yields_p50": 0.0, "edges_scanned_p50": 2000.0, "worst_hold_us": 160}],
+      "contention": []
+    }"#;
+
+    #[test]
+    fn older_reports_still_read() {
+        let report: Report = serde_json::from_str(OLDER_REPORT).unwrap();
+        let loads: Vec<(&str, f64)> = report
+            .loads
+            .iter()
+            .map(|l| (l.system.as_str(), l.load.seconds))
+            .collect();
+        assert_eq!(loads, [("stdb", 0.387), ("neo4j", 4.4), ("postgres", 0.16)]);
+        assert_eq!(report.systems.len(), 2);
+        assert_eq!(report.results[0].mode, "stage2");
+        assert_eq!(report.results[0].transactions, 0);
+        // And what this version writes reads back as it was.
+        let again: Report = serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+        assert_eq!(again.loads.len(), 3);
+        assert_eq!(again.systems, report.systems);
+    }
+
+    #[test]
+    fn samples_flatten_the_module_stats_into_their_record() {
+        let sample = Sample {
+            system: "stdb".into(),
+            workload: "path".into(),
+            index: 3,
+            a: Some(1),
+            b: Some(2),
+            e2e_us: 812.5,
+            server_us: Some(640),
+            stats: Some(QueryStats {
+                transactions: 2,
+                edges_scanned: 90,
+                ..QueryStats::default()
+            }),
+        };
+        let json = serde_json::to_value(&sample).unwrap();
+        assert_eq!(json["transactions"], 2);
+        assert_eq!(json["edges_scanned"], 90);
+        assert_eq!(serde_json::from_value::<Sample>(json).unwrap(), sample);
+        let bare = Sample {
+            stats: None,
+            b: None,
+            ..sample
+        };
+        let json = serde_json::to_value(&bare).unwrap();
+        assert!(json.get("transactions").is_none(), "{json}");
+        assert_eq!(serde_json::from_value::<Sample>(json).unwrap(), bare);
     }
 }

@@ -6,14 +6,14 @@ use super::markdown;
 use super::model::Report;
 use std::path::{Path, PathBuf};
 
-/// Writes the report's files into `dir` and returns their paths, the Markdown first. Charts are
+/// Writes the report into `dir` and returns the paths, the Markdown first. Charts are
 /// secondary: when they fail (no font installed, say) this warns and writes the rest, so that a
 /// long run never loses its numbers.
 pub fn write(report: &Report, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    let stem = dir.join(&report.environment.dataset);
-    let md = stem.with_extension("md");
-    let json = stem.with_extension("json");
+    let dataset = &report.environment.dataset;
+    let md = dir.join(format!("{dataset}.md"));
+    let json = dir.join(format!("{dataset}.json"));
     std::fs::write(&json, serde_json::to_string_pretty(report)?)?;
     let charts = charts::render(report).unwrap_or_else(|e| {
         eprintln!("warning: no charts: {e:#}");
@@ -25,8 +25,8 @@ pub fn write(report: &Report, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         std::fs::write(&path, &chart.bytes)?;
         chart_paths.push(path);
     }
-    let names: Vec<String> = charts.into_iter().map(|c| c.name).collect();
-    std::fs::write(&md, markdown::document(report, &names))?;
+    let chart_names: Vec<String> = charts.into_iter().map(|c| c.name).collect();
+    std::fs::write(&md, markdown::document(report, &chart_names))?;
     let mut paths = vec![md, json];
     paths.extend(chart_paths);
     Ok(paths)
