@@ -179,6 +179,7 @@ fn main() -> anyhow::Result<()> {
 
     let mut stores = Stores::new(reference.vertices(), &arcs, args.skip_load);
     let mut results = Vec::new();
+    let mut samples = Vec::new();
     for system in &mut systems {
         let first_of_store = stores.prepare(system.as_mut())?;
         if let Some(db) = &db
@@ -196,6 +197,7 @@ fn main() -> anyhow::Result<()> {
                     fmt_us(s.e2e.p99)
                 );
                 results.push(s);
+                samples.extend(calls);
             }
         }
         for &workload in &args.workloads {
@@ -215,6 +217,7 @@ fn main() -> anyhow::Result<()> {
                     verify(&reference, q, r)
                 })?;
             results.push(summarize(system.name(), workload, &measured, t));
+            samples.extend(measured);
         }
     }
     let contention = match &db {
@@ -243,7 +246,7 @@ fn main() -> anyhow::Result<()> {
         markdown::heading(&report),
         markdown::table(&report)
     );
-    for path in write(&report, &args.out)? {
+    for path in write(&report, &samples, &args.out)? {
         println!("wrote {}", path.display());
     }
     Ok(())

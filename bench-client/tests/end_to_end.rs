@@ -31,6 +31,54 @@ fn report(out: &Path, name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
 }
 
+/// Checks that `<dataset>-samples.jsonl` and `.csv` hold one row per measured call of every
+/// result row of `report`, and returns the JSONL rows.
+fn check_samples(out: &Path, report: &Value) -> Vec<Value> {
+    let dataset = report["environment"]["dataset"].as_str().unwrap();
+    let read = |ext: &str| std::fs::read_to_string(out.join(format!("{dataset}-samples.{ext}")));
+    let jsonl = read("jsonl").unwrap();
+    let rows: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let csv = read("csv").unwrap();
+    assert_eq!(csv.lines().count(), rows.len() + 1, "{csv}");
+    let results = report["results"].as_array().unwrap();
+    let mut measured = 0;
+    for r in results {
+        let calls = r["e2e"]["count"].as_u64().unwrap() as usize;
+        let mut indexes: Vec<u64> = rows
+            .iter()
+            .filter(|s| s["system"] == r["system"] && s["workload"] == r["workload"])
+            .map(|s| s["index"].as_u64().unwrap())
+            .collect();
+        indexes.sort_unstable();
+        assert_eq!(indexes, (0..calls as u64).collect::<Vec<_>>(), "{r}");
+        measured += calls;
+    }
+    assert_eq!(rows.len(), measured, "a sample row per measured call");
+    for s in &rows {
+        assert!(s["e2e_us"].as_f64().unwrap() > 0.0, "{s}");
+        if s["workload"] == "path" {
+            assert!(s["a"].is_u64() && s["b"].is_u64(), "{s}");
+        }
+        if s["system"] == "stdb" && s["workload"] == "bfs" {
+            assert!(
+                s["transactions"].as_u64().unwrap() > 0,
+                "stdb has stats: {s}"
+            );
+        }
+    }
+    let md = std::fs::read_to_string(out.join(format!("{dataset}.md"))).unwrap();
+    assert!(
+        md.contains(&format!(
+            "[{dataset}-samples.jsonl]({dataset}-samples.jsonl)"
+        )),
+        "{md}"
+    );
+    rows
+}
+
 #[test]
 fn small_benchmark_runs_verified_and_reports() {
     let host = TestHost::start();
@@ -88,7 +136,10 @@ fn small_benchmark_runs_verified_and_reports() {
     );
     assert!(loads[0]["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
     assert_eq!(report["environment"]["edges"], 88234);
-
+    let samples = check_samples(out.path(), &report);
+    // 20 calls each of the empty procedure and the empty reducer.
+    let floor = samples.iter().filter(|s| s["a"].is_null()).count();
+    assert_eq!(floor, 40);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| path | stage2 |") && md.contains("graph-bench"),
@@ -150,6 +201,7 @@ fn peers_run_side_by_side_with_verified_answers() {
         [("stdb", &none), ("neo4j", &apoc), ("postgres", &none)]
     );
     assert_eq!(report["systems"].as_array().unwrap().len(), 4);
+    check_samples(out.path(), &report);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| metric (p50) | stdb | neo4j | neo4j-apoc | postgres | stdb vs best peer |"),

@@ -16,9 +16,9 @@ pub fn fmt_us(us: f64) -> String {
     }
 }
 
-/// The whole Markdown file: command, heading, tables, then each chart in `charts` (file names
-/// beside the document).
-pub fn document(report: &Report, charts: &[String]) -> String {
+/// The whole Markdown file: command, heading, tables, links to the raw samples files, then
+/// each chart (`samples` and `charts` are file names beside the document).
+pub fn document(report: &Report, samples: &[String], charts: &[String]) -> String {
     let mut text = format!(
         "# Benchmark: {}\n\n```\n{}\n{}```\n\n{}",
         report.environment.dataset,
@@ -26,6 +26,15 @@ pub fn document(report: &Report, charts: &[String]) -> String {
         heading(report),
         table(report)
     );
+    if !samples.is_empty() {
+        let links: Vec<String> = samples.iter().map(|f| format!("[{f}]({f})")).collect();
+        let _ = write!(
+            text,
+            "\nRaw samples, one row per measured call (system, workload, index, inputs a and b, \
+             e2e_us, server_us, and the module's query stats when it sent them): {}.\n",
+            links.join(", ")
+        );
+    }
     for name in charts {
         let alt = name.trim_end_matches(".png");
         let _ = write!(text, "\n![{alt}]({})\n", name.replace(' ', "%20"));
