@@ -1,24 +1,11 @@
 //! Writers versus traversals: how long does a single-edge insert from another client take while
 //! traversal procedures run in a loop, compared with an idle server?
 
-use crate::summary::Percentiles;
+use crate::report::model::{Contention, Percentiles};
 use anyhow::Context;
 use graph_client::graph::GraphDb;
-use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Contention {
-    /// What ran in the background loop.
-    pub traversal: String,
-    /// Writer latency (µs) with nothing else running.
-    pub idle: Percentiles,
-    /// Writer latency (µs) while the traversal loop ran.
-    pub busy: Percentiles,
-    /// Traversals completed during the busy phase.
-    pub traversals: usize,
-}
 
 /// Inserts `writes` single edges between fresh vertices (ids from `first_id`, so traversals of
 /// the loaded graph are unaffected) and returns each call's latency in µs.
@@ -41,7 +28,7 @@ pub fn run(
     label: &str,
     first_id: u64,
     writes: usize,
-    traverse: impl Fn() -> anyhow::Result<()> + Sync,
+    mut traverse: impl FnMut() -> anyhow::Result<()> + Send,
 ) -> anyhow::Result<Contention> {
     let idle = write_edges(writer, first_id, writes)?;
     let stop = AtomicBool::new(false);

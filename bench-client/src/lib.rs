@@ -1,11 +1,12 @@
-//! Benchmark client library: datasets, reference answers, verified workloads and reports.
+//! Benchmark client library: datasets, the systems measured and what they are asked, the
+//! warm-up/measure loop, verification against the reference, and reports.
 
-pub mod charts;
-pub mod comparison;
 pub mod contention;
 pub mod datasets;
-pub mod peer_bench;
-pub mod peers;
+pub mod load;
+pub mod measure;
 pub mod report;
-pub mod summary;
+pub mod system;
+pub mod systems;
+pub mod verify;
 pub mod workloads;

@@ -1,24 +1,26 @@
 //! `graph-bench`: loads a graph into the SpacetimeDB graph module (and into peer systems), runs
-//! verified workloads in Stage-2 and Stage-1 modes and on the peers side by side, measures
-//! writers under traversal load, and reports.
+//! verified workloads on every selected system with the same inputs, measures writers under
+//! traversal load, and reports.
 
-use anyhow::{Context, ensure};
+use anyhow::{Context, bail};
 use clap::Parser;
-use graph_bench::comparison::{self, SystemLoad};
 use graph_bench::contention;
 use graph_bench::datasets::DatasetSpec;
-use graph_bench::peer_bench::{self, PeerRun};
-use graph_bench::peers::Peer;
-use graph_bench::peers::neo4j::Neo4j;
-use graph_bench::peers::postgres::Postgres;
-use graph_bench::report::{Environment, Load, Report, fmt_us};
-use graph_bench::summary::Summary;
-use graph_bench::workloads::{Bench, Sample, Workload};
+use graph_bench::load::Stores;
+use graph_bench::measure;
+use graph_bench::report::markdown::{self, fmt_us};
+use graph_bench::report::model::{self, Contention, Environment, Report, Sample, Summary};
+use graph_bench::report::write::write;
+use graph_bench::system::{Query, System};
+use graph_bench::systems::neo4j::Neo4j;
+use graph_bench::systems::postgres::Postgres;
+use graph_bench::systems::stdb::{self, SpacetimeDb};
+use graph_bench::verify::verify;
+use graph_bench::workloads::Workload;
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_client::server::Server;
 use graph_reference::ReferenceGraph;
-use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -116,17 +118,15 @@ struct Args {
 }
 
 fn parse_system(s: &str) -> Result<String, String> {
-    comparison::mode_of(s)
-        .map(|_| s.to_string())
-        .ok_or_else(|| {
-            let names: Vec<&str> = comparison::SYSTEMS.iter().map(|(s, _)| *s).collect();
-            format!("system `{s}`: expected one of {}", names.join(", "))
-        })
+    model::mode_of(s).map(|_| s.to_string()).ok_or_else(|| {
+        let names: Vec<&str> = model::SYSTEMS.iter().map(|(s, _)| *s).collect();
+        format!("system `{s}`: expected one of {}", names.join(", "))
+    })
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let command = graph_bench::report::recorded_command(std::env::args());
+    let command = recorded_command(std::env::args());
     let dir = args.direction.unwrap_or(match args.dataset {
         DatasetSpec::Ring(_) => Direction::Out,
         _ => Direction::Both,
@@ -148,76 +148,113 @@ fn main() -> anyhow::Result<()> {
         t.elapsed().as_secs_f64()
     );
     let reference = ReferenceGraph::new(edges.iter());
+    // What every system must end up holding: the distinct arcs in (src, dst) order, as
+    // `graph load` sends them (`EdgeList::sorted`).
     let mut arcs: Vec<(u64, u64)> = edges.iter().collect();
     arcs.sort_unstable();
     arcs.dedup();
-
     let vertices = reference.sample_vertices(args.runs, args.seed);
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
-    let inputs = Inputs {
-        reference: &reference,
-        arcs: &arcs,
-        dir,
-        vertices: &vertices,
-        pairs: &pairs,
+
+    // Every system is reached before anything is measured: a peer that is not running fails
+    // the run now rather than after SpacetimeDB's part.
+    let tx = TxOptions {
+        tx_budget: args.tx_budget,
+        yield_every_us: args.yield_every_us,
     };
-    let modes: Vec<Mode> = args
-        .systems
-        .iter()
-        .filter(|s| !comparison::is_peer(s))
-        .map(|s| comparison::mode_of(s).expect("validated").parse())
-        .collect::<Result<_, _>>()
-        .map_err(anyhow::Error::msg)?;
-    let mut stdb = if modes.is_empty() {
-        Stdb::default()
+    let db = if args.systems.iter().any(|s| !model::is_peer(s)) {
+        Some(connect_stdb(&args)?)
     } else {
-        run_stdb(&args, &modes, &inputs)?
+        None
     };
-    let peers = run_peers(&args, &inputs, &mut stdb.results)?;
+    let mut systems = Vec::new();
+    let mut descriptions = Vec::new();
+    for name in &args.systems {
+        let mut system = connect(name, &args, db.as_ref(), tx)?;
+        let description = system.describe()?;
+        println!("{name}: {description}");
+        descriptions.push(format!("{name}: {description}"));
+        systems.push(system);
+    }
+
+    let mut stores = Stores::new(reference.vertices(), &arcs, args.skip_load);
+    let mut results = Vec::new();
+    let mut samples = Vec::new();
+    for system in &mut systems {
+        let first_of_store = stores.prepare(system.as_mut())?;
+        if let Some(db) = &db
+            && first_of_store
+            && system.store() == stdb::STORE
+            && args.roundtrip_calls > 0
+        {
+            for (workload, procedure) in stdb::FLOOR {
+                let calls = stdb::round_trip(db, workload, procedure, args.roundtrip_calls)?;
+                let s = Summary::of(workload, stdb::STORE, "-", &calls);
+                println!(
+                    "{workload}: {} calls, p50 {}, p99 {}",
+                    s.e2e.count,
+                    fmt_us(s.e2e.p50),
+                    fmt_us(s.e2e.p99)
+                );
+                results.push(s);
+                samples.extend(calls);
+            }
+        }
+        for &workload in &args.workloads {
+            if !system.supports(workload) {
+                continue;
+            }
+            let (warmup, n) = plan(&args, system.name(), workload);
+            let queries = workload.queries(
+                &vertices[..n.min(vertices.len())],
+                &pairs[..n.min(pairs.len())],
+                dir,
+                args.depth,
+            );
+            let t = Instant::now();
+            let measured =
+                measure::benchmark(system.as_mut(), workload, &queries, warmup, |q, r| {
+                    verify(&reference, q, r)
+                })?;
+            results.push(summarize(system.name(), workload, &measured, t));
+            samples.extend(measured);
+        }
+    }
+    let contention = match &db {
+        Some(db) if args.writes > 0 && !vertices.is_empty() => writers_vs_traversals(
+            &args,
+            db,
+            tx,
+            Query::Bfs {
+                start: vertices[0],
+                dir,
+                max_depth: None,
+            },
+        )?,
+        _ => Vec::new(),
+    };
 
     let report = Report {
         environment: environment(&args, command, dir, &edges),
-        load: stdb.load,
-        peer_loads: peers.loads,
-        peers: peers.descriptions,
-        results: stdb.results,
-        contention: stdb.contention,
+        loads: stores.into_loads(),
+        systems: descriptions,
+        results,
+        contention,
     };
-    println!("\n{}\n{}", report.heading(), report.table());
-    for path in report.write(&args.out)? {
+    println!(
+        "\n{}\n{}",
+        markdown::heading(&report),
+        markdown::table(&report)
+    );
+    for path in write(&report, &samples, &args.out)? {
         println!("wrote {}", path.display());
     }
     Ok(())
 }
 
-/// The graph and the queries every system is asked.
-struct Inputs<'a> {
-    reference: &'a ReferenceGraph,
-    /// The dataset's distinct arcs, sorted: what every system must end up holding.
-    arcs: &'a [(u64, u64)],
-    dir: Direction,
-    vertices: &'a [u64],
-    pairs: &'a [(u64, u64)],
-}
-
-/// What the SpacetimeDB part of a run measured.
-#[derive(Default)]
-struct Stdb {
-    load: Option<Load>,
-    results: Vec<Summary>,
-    contention: Vec<contention::Contention>,
-}
-
-/// SpacetimeDB: publish, load, verify counts, the round-trip floor, every workload in every
-/// selected mode, and writers against Stage-2 (and Stage-1) traversal loops.
-fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb> {
-    let Inputs {
-        reference,
-        arcs,
-        dir,
-        vertices,
-        pairs,
-    } = *inputs;
+/// The SpacetimeDB server's database, with the token of `--token` or a new identity, the
+/// module published first with `--publish` (clearing its data).
+fn connect_stdb(args: &Args) -> anyhow::Result<GraphDb> {
     let server = Server::new(&args.server);
     let server = match &args.token {
         Some(token) => server.with_token(token.clone()),
@@ -235,178 +272,46 @@ fn run_stdb(args: &Args, modes: &[Mode], inputs: &Inputs) -> anyhow::Result<Stdb
             args.database
         );
     }
-    let db = GraphDb::new(server, &args.database);
-    // The distinct arcs, in (src, dst) order: as `graph load` sends them (`EdgeList::sorted`).
-    let load = (!args.skip_load)
-        .then(|| load(&db, &arcs.iter().copied().collect()))
-        .transpose()?;
-    verify_counts(&db, arcs.len(), reference)?;
-
-    let tx = TxOptions {
-        tx_budget: args.tx_budget,
-        yield_every_us: args.yield_every_us,
-    };
-    let bench = Bench {
-        db: &db,
-        reference,
-        dir,
-        depth: args.depth,
-        tx,
-    };
-    let mut results = roundtrip(&db, args.roundtrip_calls)?;
-    for &workload in &args.workloads {
-        for &mode in modes {
-            let n = match (mode, workload) {
-                (Mode::Stage2, Workload::BfsFull) => args.bfs_runs,
-                (Mode::Stage2, _) => args.runs,
-                _ => args.stage1_runs,
-            };
-            let warmup = if mode == Mode::Stage2 { args.warmup } else { 0 };
-            let (v, p) = (
-                &vertices[..n.min(vertices.len())],
-                &pairs[..n.min(pairs.len())],
-            );
-            let t = Instant::now();
-            if let Some(samples) = bench.run(workload, mode, warmup, v, p)? {
-                results.push(summarize(workload, mode.as_str(), &samples, t));
-            }
-        }
-    }
-
-    let mut contention = Vec::new();
-    if args.writes > 0 && !vertices.is_empty() {
-        let writer = GraphDb::new(
-            Server::new(&args.server).with_token(db.server().token().unwrap_or_default()),
-            &args.database,
-        );
-        let first_id = db.info()?.max_vertex_id + 1_000_000;
-        let start = vertices[0];
-        if modes.contains(&Mode::Stage2) {
-            let stage2 = || {
-                db.bfs(start, dir, None, 0, tx)
-                    .map(drop)
-                    .map_err(Into::into)
-            };
-            contention.push(contention::run(
-                &writer,
-                "Stage-2 full BFS loop",
-                first_id,
-                args.writes,
-                stage2,
-            )?);
-        }
-        if modes.contains(&Mode::Stage1Procedure) {
-            let stage1 = || {
-                db.bfs_stage1(start, dir, None)
-                    .map(drop)
-                    .map_err(Into::into)
-            };
-            let first = first_id + 4 * args.writes as u64;
-            contention.push(contention::run(
-                &writer,
-                "Stage-1 full BFS loop",
-                first,
-                args.stage1_writes,
-                stage1,
-            )?);
-        }
-    }
-    Ok(Stdb {
-        load,
-        results,
-        contention,
-    })
+    Ok(GraphDb::new(server, &args.database))
 }
 
-/// What the peer part of a run measured.
-struct Peers {
-    loads: Vec<SystemLoad>,
-    descriptions: Vec<String>,
-}
-
-/// Every selected peer: connect, load (neo4j and neo4j-apoc share one store, loaded once),
-/// verify counts, and run every workload with the same inputs as Stage 2; rows are appended
-/// to `results` with the system as their mode.
-fn run_peers(args: &Args, inputs: &Inputs, results: &mut Vec<Summary>) -> anyhow::Result<Peers> {
-    let mut out = Peers {
-        loads: Vec::new(),
-        descriptions: Vec::new(),
+/// The system `name` (one of `model::SYSTEMS`), connected; `db` is SpacetimeDB's database.
+fn connect(
+    name: &str,
+    args: &Args,
+    db: Option<&GraphDb>,
+    tx: TxOptions,
+) -> anyhow::Result<Box<dyn System>> {
+    let stdb = |mode| -> anyhow::Result<Box<dyn System>> {
+        let db = db.context("SpacetimeDB is not connected")?.clone();
+        Ok(Box::new(SpacetimeDb::new(db, mode, tx, &args.server_kind)))
     };
-    let mut neo4j_load: Option<Load> = None;
-    for system in args.systems.iter().filter(|s| comparison::is_peer(s)) {
-        let mut peer: Box<dyn Peer> = match system.as_str() {
-            "postgres" => Box::new(Postgres::connect(&args.postgres)?),
-            _ => Box::new(Neo4j::connect(&args.neo4j, system == "neo4j-apoc")?),
-        };
-        let description = peer.describe()?;
-        println!("{system}: {description}");
-        out.descriptions.push(format!("{system}: {description}"));
-        let shared = system.starts_with("neo4j").then_some(&mut neo4j_load);
-        let load = match shared {
-            Some(Some(load)) => Some(load.clone()),
-            _ if args.skip_load => {
-                verify_peer_counts(peer.as_mut(), inputs)?;
-                None
-            }
-            shared => {
-                let load = peer_bench::load(peer.as_mut(), inputs.arcs, inputs.reference)?;
-                if let Some(slot) = shared {
-                    *slot = Some(load.clone());
-                }
-                Some(load)
-            }
-        };
-        if let Some(load) = load {
-            out.loads.push(SystemLoad {
-                system: system.clone(),
-                load,
-            });
-        }
-        let run = PeerRun {
-            reference: inputs.reference,
-            dir: inputs.dir,
-            depth: args.depth,
-        };
-        for &workload in &args.workloads {
-            let n = if workload == Workload::BfsFull {
-                args.bfs_runs
-            } else {
-                args.runs
-            };
-            let (v, p) = (
-                &inputs.vertices[..n.min(inputs.vertices.len())],
-                &inputs.pairs[..n.min(inputs.pairs.len())],
-            );
-            let t = Instant::now();
-            let samples = run.run(peer.as_mut(), workload, args.warmup, v, p)?;
-            results.push(summarize(workload, system, &samples, t));
-        }
+    match name {
+        "stdb" => stdb(Mode::Stage2),
+        "stdb-stage1" => stdb(Mode::Stage1Procedure),
+        "stdb-stage1-reducer" => stdb(Mode::Stage1Reducer),
+        "neo4j" => Ok(Box::new(Neo4j::connect(&args.neo4j, false)?)),
+        "neo4j-apoc" => Ok(Box::new(Neo4j::connect(&args.neo4j, true)?)),
+        "postgres" => Ok(Box::new(Postgres::connect(&args.postgres)?)),
+        _ => bail!("no system `{name}`"),
     }
-    Ok(out)
 }
 
-/// With `--skip-load`: the peer must already hold exactly the dataset.
-fn verify_peer_counts(peer: &mut dyn Peer, inputs: &Inputs) -> anyhow::Result<()> {
-    let want = (
-        inputs.reference.vertex_count() as u64,
-        inputs.arcs.len() as u64,
-    );
-    let got = peer.counts()?;
-    ensure!(
-        got == want,
-        "{} holds {} vertices / {} edges, the dataset has {} / {} (drop --skip-load)",
-        peer.system(),
-        got.0,
-        got.1,
-        want.0,
-        want.1
-    );
-    Ok(())
+/// Warm-up and measured calls of `workload` on `system`. The Stage-1 baselines scan every edge
+/// per query: `--stage1-runs` and no warm-up. Otherwise `--warmup`, and `--runs`, or
+/// `--bfs-runs` for a full BFS, which visits a whole component.
+fn plan(args: &Args, system: &str, workload: Workload) -> (usize, usize) {
+    match system {
+        "stdb-stage1" | "stdb-stage1-reducer" => (0, args.stage1_runs),
+        _ if workload == Workload::BfsFull => (args.warmup, args.bfs_runs),
+        _ => (args.warmup, args.runs),
+    }
 }
 
 /// The benchmark's summary row, printed as it completes.
-fn summarize(workload: Workload, mode: &str, samples: &[Sample], started: Instant) -> Summary {
-    let s = Summary::of(workload.as_str(), mode, samples);
+fn summarize(system: &str, workload: Workload, samples: &[Sample], started: Instant) -> Summary {
+    let mode = model::mode_of(system).unwrap_or(system);
+    let s = Summary::of(workload.as_str(), system, mode, samples);
     println!(
         "{workload:<9} {mode:<19} {} runs verified: p50 {}, p99 {}, longest tx {} ({:.1} s)",
         s.e2e.count,
@@ -427,81 +332,44 @@ fn summarize(workload: Workload, mode: &str, samples: &[Sample], started: Instan
     s
 }
 
-/// The round-trip floor: empty procedure and empty reducer calls over HTTP, one token.
-fn roundtrip(db: &GraphDb, calls: usize) -> anyhow::Result<Vec<Summary>> {
+/// Single-edge inserts from another client, idle and while `traversal` runs in a loop, in
+/// Stage 2 and in Stage 1 (the full-scan procedure), for each of those modes selected. The
+/// inserts join fresh vertices, so the traversals' answers do not change.
+fn writers_vs_traversals(
+    args: &Args,
+    db: &GraphDb,
+    tx: TxOptions,
+    traversal: Query,
+) -> anyhow::Result<Vec<Contention>> {
+    let writer = GraphDb::new(
+        Server::new(&args.server).with_token(db.server().token().unwrap_or_default()),
+        &args.database,
+    );
+    let first_id = db.info()?.max_vertex_id + 1_000_000;
+    let phases = [
+        (Mode::Stage2, "Stage-2 full BFS loop", first_id, args.writes),
+        (
+            Mode::Stage1Procedure,
+            "Stage-1 full BFS loop",
+            first_id + 4 * args.writes as u64,
+            args.stage1_writes,
+        ),
+    ];
     let mut out = Vec::new();
-    for (name, procedure) in [("empty procedure", true), ("empty reducer", false)] {
-        if calls == 0 {
-            break;
+    for (mode, label, first_id, writes) in phases {
+        let mut looping = SpacetimeDb::new(db.clone(), mode, tx, &args.server_kind);
+        if !args.systems.iter().any(|s| s == looping.name()) {
+            continue;
         }
-        let mut samples = Vec::with_capacity(calls);
-        for i in 0..calls + 20 {
-            let t = Instant::now();
-            let server_us = db.noop(procedure)?;
-            if i >= 20 {
-                let e2e_us = t.elapsed().as_secs_f64() * 1e6;
-                samples.push(Sample {
-                    e2e_us,
-                    server_us,
-                    stats: None,
-                });
-            }
-        }
-        let s = Summary::of(name, "-", &samples);
-        println!(
-            "{name}: {calls} calls, p50 {}, p99 {}",
-            fmt_us(s.e2e.p50),
-            fmt_us(s.e2e.p99)
-        );
-        out.push(s);
+        let traverse = move || looping.answer(&traversal).map(drop);
+        out.push(contention::run(&writer, label, first_id, writes, traverse)?);
     }
     Ok(out)
 }
 
-fn load(db: &GraphDb, edges: &EdgeList) -> anyhow::Result<Load> {
-    let bar = ProgressBar::new(edges.len() as u64).with_style(
-        ProgressStyle::with_template("loading {bar:40} {pos}/{len} edges ({per_sec}, eta {eta})")
-            .expect("progress template"),
-    );
-    let t = Instant::now();
-    db.load(edges, |sent| bar.set_position(sent as u64))?;
-    bar.finish();
-    let seconds = t.elapsed().as_secs_f64();
-    let load = Load {
-        edges_sent: edges.len() as u64,
-        seconds,
-        edges_per_second: edges.len() as f64 / seconds.max(1e-9),
-    };
-    println!(
-        "loaded {} edges in {:.2} s: {:.0} edges/s",
-        edges.len(),
-        seconds,
-        load.edges_per_second
-    );
-    Ok(load)
-}
-
-/// The server must hold exactly the file's distinct edges and vertices.
-fn verify_counts(db: &GraphDb, arcs: usize, reference: &ReferenceGraph) -> anyhow::Result<()> {
-    let info = db.info()?;
-    ensure!(
-        info.edges == arcs as u64 && info.vertices == reference.vertex_count() as u64,
-        "the server holds {} vertices / {} edges, the dataset has {} / {} (load it, or drop --skip-load)",
-        info.vertices,
-        info.edges,
-        reference.vertex_count(),
-        arcs
-    );
-    println!(
-        "verified: the server holds {} vertices and {} edges",
-        info.vertices, info.edges
-    );
-    Ok(())
-}
-
 fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -> Environment {
     let summary = edges.summary();
-    let stdb_used = args.systems.iter().any(|s| !comparison::is_peer(s));
+    let stdb_used = args.systems.iter().any(|s| !model::is_peer(s));
     let memory_kib: f64 = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
@@ -535,5 +403,44 @@ fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
         memory_gib: memory_kib / (1024.0 * 1024.0),
         date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+    }
+}
+
+/// The command line as the report records it: the `--token` value (a secret that would sign
+/// requests as its identity) is replaced by `<token>`.
+fn recorded_command(args: impl IntoIterator<Item = String>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut hide_next = false;
+    for arg in args {
+        if std::mem::take(&mut hide_next) {
+            out.push("<token>".into());
+        } else if arg.starts_with("--token=") {
+            out.push("--token=<token>".into());
+        } else {
+            hide_next = arg == "--token";
+            out.push(arg);
+        }
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_command;
+
+    #[test]
+    fn recorded_commands_hide_the_token() {
+        let args = [
+            "graph-bench",
+            "--token",
+            "secret",
+            "--runs",
+            "3",
+            "--token=other",
+        ];
+        assert_eq!(
+            recorded_command(args.map(String::from)),
+            "graph-bench --token <token> --runs 3 --token=<token>"
+        );
     }
 }

@@ -31,6 +31,54 @@ fn report(out: &Path, name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
 }
 
+/// Checks that `<dataset>-samples.jsonl` and `.csv` hold one row per measured call of every
+/// result row of `report`, and returns the JSONL rows.
+fn check_samples(out: &Path, report: &Value) -> Vec<Value> {
+    let dataset = report["environment"]["dataset"].as_str().unwrap();
+    let read = |ext: &str| std::fs::read_to_string(out.join(format!("{dataset}-samples.{ext}")));
+    let jsonl = read("jsonl").unwrap();
+    let rows: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let csv = read("csv").unwrap();
+    assert_eq!(csv.lines().count(), rows.len() + 1, "{csv}");
+    let results = report["results"].as_array().unwrap();
+    let mut measured = 0;
+    for r in results {
+        let calls = r["e2e"]["count"].as_u64().unwrap() as usize;
+        let mut indexes: Vec<u64> = rows
+            .iter()
+            .filter(|s| s["system"] == r["system"] && s["workload"] == r["workload"])
+            .map(|s| s["index"].as_u64().unwrap())
+            .collect();
+        indexes.sort_unstable();
+        assert_eq!(indexes, (0..calls as u64).collect::<Vec<_>>(), "{r}");
+        measured += calls;
+    }
+    assert_eq!(rows.len(), measured, "a sample row per measured call");
+    for s in &rows {
+        assert!(s["e2e_us"].as_f64().unwrap() > 0.0, "{s}");
+        if s["workload"] == "path" {
+            assert!(s["a"].is_u64() && s["b"].is_u64(), "{s}");
+        }
+        if s["system"] == "stdb" && s["workload"] == "bfs" {
+            assert!(
+                s["transactions"].as_u64().unwrap() > 0,
+                "stdb has stats: {s}"
+            );
+        }
+    }
+    let md = std::fs::read_to_string(out.join(format!("{dataset}.md"))).unwrap();
+    assert!(
+        md.contains(&format!(
+            "[{dataset}-samples.jsonl]({dataset}-samples.jsonl)"
+        )),
+        "{md}"
+    );
+    rows
+}
+
 #[test]
 fn small_benchmark_runs_verified_and_reports() {
     let host = TestHost::start();
@@ -55,10 +103,14 @@ fn small_benchmark_runs_verified_and_reports() {
             "20",
         ],
     );
-    assert!(
-        stdout.contains("verified: the server holds 4039 vertices and 88234 edges"),
-        "{stdout}"
-    );
+    for system in ["stdb", "stdb-stage1", "stdb-stage1-reducer"] {
+        assert!(
+            stdout.contains(&format!(
+                "{system}: verified: holds 4039 vertices and 88234 edges"
+            )),
+            "{stdout}"
+        );
+    }
 
     let report = report(out.path(), "fb.json");
     let results = report["results"].as_array().unwrap();
@@ -74,8 +126,20 @@ fn small_benchmark_runs_verified_and_reports() {
         }
     }
     assert_eq!(report["contention"].as_array().unwrap().len(), 2);
-    assert!(report["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
+    // The three modes read one store, loaded once.
+    let loads = report["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 1, "{loads:?}");
+    assert_eq!(loads[0]["system"], "stdb");
+    assert_eq!(
+        loads[0]["shared_by"],
+        serde_json::json!(["stdb-stage1", "stdb-stage1-reducer"])
+    );
+    assert!(loads[0]["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
     assert_eq!(report["environment"]["edges"], 88234);
+    let samples = check_samples(out.path(), &report);
+    // 20 calls each of the empty procedure and the empty reducer.
+    let floor = samples.iter().filter(|s| s["a"].is_null()).count();
+    assert_eq!(floor, 40);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| path | stage2 |") && md.contains("graph-bench"),
@@ -123,11 +187,21 @@ fn peers_run_side_by_side_with_verified_answers() {
             );
         }
     }
-    // neo4j and neo4j-apoc share one store, loaded once; each counts as loaded and verified.
-    let loads = report["peer_loads"].as_array().unwrap();
-    assert_eq!(loads.len(), 3, "{loads:?}");
-    assert_eq!(loads[0]["load"]["seconds"], loads[1]["load"]["seconds"]);
-    assert_eq!(report["peers"].as_array().unwrap().len(), 3);
+    // neo4j and neo4j-apoc share one store, loaded once.
+    let loads: Vec<(&str, &Value)> = report["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["system"].as_str().unwrap(), &l["shared_by"]))
+        .collect();
+    let none = serde_json::json!([]);
+    let apoc = serde_json::json!(["neo4j-apoc"]);
+    assert_eq!(
+        loads,
+        [("stdb", &none), ("neo4j", &apoc), ("postgres", &none)]
+    );
+    assert_eq!(report["systems"].as_array().unwrap().len(), 4);
+    check_samples(out.path(), &report);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| metric (p50) | stdb | neo4j | neo4j-apoc | postgres | stdb vs best peer |"),

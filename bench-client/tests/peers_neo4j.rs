@@ -4,8 +4,8 @@
 //!
 //! Needs `scripts/peers install neo4j` once; without it the test fails and says so.
 
-use graph_bench::peers::neo4j::Neo4j;
-use graph_bench::peers::{Peer, PeerPath, Reached};
+use graph_bench::system::{Query, Reply, System};
+use graph_bench::systems::neo4j::Neo4j;
 use graph_client::graph::Direction::{self, Both, In, Out};
 use graph_testkit::PeerServer;
 
@@ -22,6 +22,40 @@ const EDGES: [(u64, u64); 7] = [
     (5000, 7000),
 ];
 const UNKNOWN: u64 = 11;
+
+/// The peer's reply to `query`.
+fn ask(peer: &mut dyn System, query: Query) -> Reply {
+    let name = peer.name();
+    peer.answer(&query)
+        .unwrap_or_else(|e| panic!("{name} failed on {query}: {e:#}"))
+        .reply
+}
+
+fn neighbor_count(peer: &mut dyn System, vertex: u64, dir: Direction) -> Reply {
+    ask(peer, Query::NeighborCount { vertex, dir })
+}
+
+fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>) -> Reply {
+    ask(
+        peer,
+        Query::Bfs {
+            start,
+            dir,
+            max_depth,
+        },
+    )
+}
+
+fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction) -> Reply {
+    ask(
+        peer,
+        Query::ShortestPath {
+            source,
+            target,
+            dir,
+        },
+    )
+}
 
 fn load(peer: &mut Neo4j) {
     peer.clear().unwrap();
@@ -47,15 +81,15 @@ fn check_neighbors(peer: &mut Neo4j) {
     for (v, out, inn, both) in expected {
         for (dir, want) in [(Out, out), (In, inn), (Both, both)] {
             assert_eq!(
-                peer.neighbor_count(v, dir).unwrap(),
-                Some(want),
+                neighbor_count(peer, v, dir),
+                Reply::Count(want),
                 "{} neighbors of {v} {dir:?}",
-                peer.system()
+                peer.name()
             );
         }
     }
     for dir in [Out, In, Both] {
-        assert_eq!(peer.neighbor_count(UNKNOWN, dir).unwrap(), None);
+        assert_eq!(neighbor_count(peer, UNKNOWN, dir), Reply::UnknownVertex);
     }
 }
 
@@ -80,19 +114,19 @@ fn check_bfs(peer: &mut Neo4j) {
     ];
     for (start, dir, depth, want) in expected {
         assert_eq!(
-            peer.bfs(start, dir, depth).unwrap(),
-            Some(Reached::Count(want)),
+            bfs(peer, start, dir, depth),
+            Reply::Reached(want),
             "{} BFS from {start} {dir:?} depth {depth:?}",
-            peer.system()
+            peer.name()
         );
     }
     for depth in [None, Some(0), Some(2)] {
-        assert_eq!(peer.bfs(UNKNOWN, Both, depth).unwrap(), None);
+        assert_eq!(bfs(peer, UNKNOWN, Both, depth), Reply::UnknownVertex);
     }
 }
 
 fn check_paths(peer: &mut Neo4j) {
-    use PeerPath::{Path, UnknownVertex, Unreachable};
+    use Reply::{Path, UnknownVertex, Unreachable};
     let expected = [
         (10, 40, Out, Path(vec![10, 20, 30, 40])),
         (40, 10, Out, Unreachable),
@@ -112,10 +146,10 @@ fn check_paths(peer: &mut Neo4j) {
     ];
     for (a, b, dir, want) in expected {
         assert_eq!(
-            peer.shortest_path(a, b, dir).unwrap(),
+            shortest_path(peer, a, b, dir),
             want,
             "{} shortest path {a} -> {b} {dir:?}",
-            peer.system()
+            peer.name()
         );
     }
 }
@@ -129,7 +163,7 @@ fn neo4j_peer_answers_match_hand_computed_ones_in_both_modes() {
     );
 
     let mut plain = Neo4j::connect(server.address(), false).unwrap();
-    assert_eq!(plain.system(), "neo4j");
+    assert_eq!((plain.name(), plain.store()), ("neo4j", "neo4j"));
     load(&mut plain);
     let described = plain.describe().unwrap();
     assert!(
@@ -140,7 +174,7 @@ fn neo4j_peer_answers_match_hand_computed_ones_in_both_modes() {
 
     // The tuned mode reads the store the plain mode loaded.
     let mut tuned = Neo4j::connect(server.address(), true).unwrap();
-    assert_eq!(tuned.system(), "neo4j-apoc");
+    assert_eq!((tuned.name(), tuned.store()), ("neo4j-apoc", "neo4j"));
     assert!(tuned.describe().unwrap().contains("APOC 5.26."));
     for peer in [&mut plain, &mut tuned] {
         check_neighbors(peer);

@@ -1,13 +1,14 @@
 //! The PostgreSQL peer against a real server started by `scripts/peers`: every query of the
-//! `Peer` trait on a tiny graph whose answers are worked out by hand below, then on a
-//! Chung-Lu graph against the reference answers.
+//! `System` trait on a tiny graph whose answers are worked out by hand below, then on a
+//! Chung-Lu graph, checked against the reference as the benchmark checks it.
 //!
 //! Needs the PostgreSQL 15 server binaries (`scripts/peers install postgres`); without them the
 //! test fails and says so.
 
 use graph_bench::datasets::DatasetSpec;
-use graph_bench::peers::postgres::Postgres;
-use graph_bench::peers::{Peer, PeerPath, Reached};
+use graph_bench::system::{Query, Reply, System};
+use graph_bench::systems::postgres::Postgres;
+use graph_bench::verify::verify;
 use graph_client::graph::Direction::{self, Both, In, Out};
 use graph_reference::ReferenceGraph;
 use graph_testkit::PeerServer;
@@ -33,15 +34,49 @@ fn graph() -> (Vec<u64>, Vec<(u64, u64)>) {
     (vertices, edges)
 }
 
-fn path(p: &[u64]) -> PeerPath {
-    PeerPath::Path(p.to_vec())
+fn path(p: &[u64]) -> Reply {
+    Reply::Path(p.to_vec())
+}
+
+/// The peer's reply to `query`.
+fn ask(peer: &mut dyn System, query: Query) -> Reply {
+    let name = peer.name();
+    peer.answer(&query)
+        .unwrap_or_else(|e| panic!("{name} failed on {query}: {e:#}"))
+        .reply
+}
+
+fn neighbor_count(peer: &mut dyn System, vertex: u64, dir: Direction) -> Reply {
+    ask(peer, Query::NeighborCount { vertex, dir })
+}
+
+fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>) -> Reply {
+    ask(
+        peer,
+        Query::Bfs {
+            start,
+            dir,
+            max_depth,
+        },
+    )
+}
+
+fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction) -> Reply {
+    ask(
+        peer,
+        Query::ShortestPath {
+            source,
+            target,
+            dir,
+        },
+    )
 }
 
 #[test]
 fn postgres_peer_answers_every_query() {
     let server = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
     let mut pg = Postgres::connect(server.address()).expect("connecting to the started server");
-    assert_eq!(pg.system(), "postgres");
+    assert_eq!((pg.name(), pg.store()), ("postgres", "postgres"));
     let described = pg.describe().unwrap();
     assert!(
         described.starts_with("PostgreSQL 15") && described.contains("fsync=off"),
@@ -63,12 +98,12 @@ fn postgres_peer_answers_every_query() {
     // Clearing empties the store, and the same connection loads and answers again.
     pg.clear().unwrap();
     assert_eq!(pg.counts().unwrap(), (0, 0));
-    assert_eq!(pg.neighbor_count(10, Out).unwrap(), None);
+    assert_eq!(neighbor_count(&mut pg, 10, Out), Reply::UnknownVertex);
     pg.load(&vertices, &edges, &mut |_| {}).unwrap();
     assert_eq!(pg.counts().unwrap(), (9, 9));
-    assert_eq!(pg.neighbor_count(10, Both).unwrap(), Some(4));
+    assert_eq!(neighbor_count(&mut pg, 10, Both), Reply::Count(4));
     assert_eq!(
-        pg.shortest_path(BIG, 50, Out).unwrap(),
+        shortest_path(&mut pg, BIG, 50, Out),
         path(&[BIG, 10, 40, 50])
     );
 }
@@ -89,12 +124,16 @@ fn check_neighbor_counts(pg: &mut Postgres) {
     ];
     for (v, out, inc, both) in want {
         for (dir, n) in [(Out, out), (In, inc), (Both, both)] {
-            assert_eq!(pg.neighbor_count(v, dir).unwrap(), Some(n), "{v} {dir:?}");
+            assert_eq!(neighbor_count(pg, v, dir), Reply::Count(n), "{v} {dir:?}");
         }
     }
     for dir in [Out, In, Both] {
-        assert_eq!(pg.neighbor_count(7, dir).unwrap(), None, "{dir:?}");
-        assert_eq!(pg.neighbor_count(u64::MAX, dir).unwrap(), None, "{dir:?}");
+        assert_eq!(neighbor_count(pg, 7, dir), Reply::UnknownVertex, "{dir:?}");
+        assert_eq!(
+            neighbor_count(pg, u64::MAX, dir),
+            Reply::UnknownVertex,
+            "{dir:?}"
+        );
     }
 }
 
@@ -117,24 +156,28 @@ fn check_bfs(pg: &mut Postgres) {
     for (start, dir, levels) in want {
         let reached = levels.iter().sum();
         assert_eq!(
-            pg.bfs(start, dir, None).unwrap(),
-            Some(Reached::Count(reached)),
+            bfs(pg, start, dir, None),
+            Reply::Reached(reached),
             "{start} {dir:?}"
         );
         // Every bound from 0 to past the last level: the levels cut after the bound.
         for depth in 0..=levels.len() as u32 + 1 {
             let cut = &levels[..levels.len().min(depth as usize + 1)];
             assert_eq!(
-                pg.bfs(start, dir, Some(depth)).unwrap(),
-                Some(Reached::Levels(cut.to_vec())),
+                bfs(pg, start, dir, Some(depth)),
+                Reply::Levels(cut.to_vec()),
                 "{start} {dir:?} depth {depth}"
             );
         }
     }
     for dir in [Out, In, Both] {
-        assert_eq!(pg.bfs(7, dir, None).unwrap(), None, "{dir:?}");
-        assert_eq!(pg.bfs(7, dir, Some(2)).unwrap(), None, "{dir:?}");
-        assert_eq!(pg.bfs(u64::MAX, dir, Some(0)).unwrap(), None, "{dir:?}");
+        assert_eq!(bfs(pg, 7, dir, None), Reply::UnknownVertex, "{dir:?}");
+        assert_eq!(bfs(pg, 7, dir, Some(2)), Reply::UnknownVertex, "{dir:?}");
+        assert_eq!(
+            bfs(pg, u64::MAX, dir, Some(0)),
+            Reply::UnknownVertex,
+            "{dir:?}"
+        );
     }
 }
 
@@ -145,31 +188,27 @@ fn check_paths(pg: &mut Postgres) {
         (BIG, 30, Out, path(&[BIG, 10, 20, 30])),
         (30, 20, Out, path(&[30, 10, 20])),
         (1000, 2000, Out, path(&[1000, 2000])),
-        (50, BIG, Out, PeerPath::Unreachable),
-        (2000, 1000, Out, PeerPath::Unreachable),
+        (50, BIG, Out, Reply::Unreachable),
+        (2000, 1000, Out, Reply::Unreachable),
         (50, BIG, In, path(&[50, 40, 10, BIG])),
         (20, 30, In, path(&[20, 10, 30])),
         (2000, 1000, In, path(&[2000, 1000])),
-        (BIG, 10, In, PeerPath::Unreachable),
+        (BIG, 10, In, Reply::Unreachable),
         (20, 30, Both, path(&[20, 30])),
         (30, 50, Both, path(&[30, 10, 40, 50])),
         (2000, 1000, Both, path(&[2000, 1000])),
-        (10, 1000, Both, PeerPath::Unreachable),
-        (5, 10, Both, PeerPath::Unreachable),
-        (10, 5, Out, PeerPath::Unreachable),
+        (10, 1000, Both, Reply::Unreachable),
+        (5, 10, Both, Reply::Unreachable),
+        (10, 5, Out, Reply::Unreachable),
         (50, 50, Out, path(&[50])),
         (5, 5, In, path(&[5])),
-        (10, 7, Out, PeerPath::UnknownVertex),
-        (7, 10, In, PeerPath::UnknownVertex),
-        (7, 7, Both, PeerPath::UnknownVertex),
-        (u64::MAX, 10, Both, PeerPath::UnknownVertex),
+        (10, 7, Out, Reply::UnknownVertex),
+        (7, 10, In, Reply::UnknownVertex),
+        (7, 7, Both, Reply::UnknownVertex),
+        (u64::MAX, 10, Both, Reply::UnknownVertex),
     ];
     for (a, b, dir, answer) in want {
-        assert_eq!(
-            pg.shortest_path(a, b, dir).unwrap(),
-            answer,
-            "{a} → {b} {dir:?}"
-        );
+        assert_eq!(shortest_path(pg, a, b, dir), answer, "{a} → {b} {dir:?}");
     }
 }
 
@@ -193,40 +232,28 @@ fn postgres_peer_matches_the_reference() {
     );
 
     for dir in [Out, In, Both] {
+        let mut queries = Vec::new();
         for v in reference.sample_vertices(20, 1) {
-            assert_eq!(
-                pg.neighbor_count(v, dir).unwrap(),
-                reference.degree(v, dir),
-                "{v} {dir:?}"
-            );
-            let levels = reference.bfs_levels(v, dir, None).unwrap();
-            assert_eq!(
-                pg.bfs(v, dir, None).unwrap(),
-                Some(Reached::Count(levels.iter().sum())),
-                "{v} {dir:?}"
-            );
-            for depth in [0, 1, 3] {
-                assert_eq!(
-                    pg.bfs(v, dir, Some(depth)).unwrap(),
-                    reference
-                        .bfs_levels(v, dir, Some(depth))
-                        .map(Reached::Levels),
-                    "{v} {dir:?} depth {depth}"
-                );
+            queries.push(Query::NeighborCount { vertex: v, dir });
+            for max_depth in [None, Some(0), Some(1), Some(3)] {
+                queries.push(Query::Bfs {
+                    start: v,
+                    dir,
+                    max_depth,
+                });
             }
         }
-        for (a, b) in reference.sample_pairs(30, dir, 2) {
-            let got = pg.shortest_path(a, b, dir).unwrap();
-            match (reference.distance(a, b, dir, None), &got) {
-                (None, PeerPath::UnknownVertex) | (Some(None), PeerPath::Unreachable) => {}
-                (Some(Some(d)), PeerPath::Path(p)) => assert!(
-                    p.len() == d as usize + 1
-                        && p.first() == Some(&a)
-                        && p.last() == Some(&b)
-                        && reference.is_path(p, dir),
-                    "{a} → {b} {dir:?}: {p:?} is no shortest path ({d} hops)"
-                ),
-                (want, got) => panic!("{a} → {b} {dir:?}: got {got:?}, want {want:?}"),
+        for (source, target) in reference.sample_pairs(30, dir, 2) {
+            queries.push(Query::ShortestPath {
+                source,
+                target,
+                dir,
+            });
+        }
+        for query in queries {
+            let reply = ask(&mut pg, query);
+            if let Err(e) = verify(&reference, &query, &reply) {
+                panic!("{query}: {e:#}");
             }
         }
     }

@@ -11,7 +11,8 @@
 //! `neo4rs` is async; the benchmark is synchronous and sequential, so a current-thread tokio
 //! runtime owned by the peer drives each call to completion.
 
-use super::{Peer, PeerPath, Reached};
+use crate::system::{self, Answer, Reply, System};
+use crate::workloads::Workload;
 use anyhow::{Context, Result, bail};
 use graph_client::graph::Direction;
 use neo4rs::{ConfigBuilder, Graph, Query, Row, query};
@@ -133,9 +134,14 @@ fn human_bytes(bytes: u64) -> String {
     format!("{value:.2}{}", UNITS[unit])
 }
 
-impl Peer for Neo4j {
-    fn system(&self) -> &'static str {
+impl System for Neo4j {
+    fn name(&self) -> &'static str {
         if self.tuned { "neo4j-apoc" } else { "neo4j" }
+    }
+
+    /// Both modes read the same store.
+    fn store(&self) -> &'static str {
+        "neo4j"
     }
 
     fn describe(&mut self) -> Result<String> {
@@ -230,26 +236,46 @@ impl Peer for Neo4j {
         Ok((nodes, rels))
     }
 
-    fn neighbor_count(&mut self, v: u64, dir: Direction) -> Result<Option<u64>> {
+    fn supports(&self, _: Workload) -> bool {
+        true
+    }
+
+    fn answer(&mut self, query: &system::Query) -> Result<Answer> {
+        let reply = match *query {
+            system::Query::NeighborCount { vertex, dir } => self.neighbor_count(vertex, dir)?,
+            system::Query::Bfs {
+                start,
+                dir,
+                max_depth,
+            } => self.bfs(start, dir, max_depth)?,
+            system::Query::ShortestPath {
+                source,
+                target,
+                dir,
+            } => self.shortest_path(source, target, dir)?,
+        };
+        Ok(reply.into())
+    }
+}
+
+/// The queries, in Cypher.
+impl Neo4j {
+    fn neighbor_count(&self, v: u64, dir: Direction) -> Result<Reply> {
         let (left, right) = arrows(dir);
         // DISTINCT: with `Both`, a pair of opposite arcs reaches the same neighbor twice. No row
         // at all when `v` is unknown.
-        self.value(
+        let count = self.value(
             query(&format!(
                 "MATCH (s:V {{id: $id}}) \
                  RETURN COUNT {{ MATCH (s){left}[:E]{right}(n) RETURN DISTINCT n }} AS c"
             ))
             .param("id", node_id(v)?),
             "c",
-        )
+        )?;
+        Ok(count.map_or(Reply::UnknownVertex, Reply::Count))
     }
 
-    fn bfs(
-        &mut self,
-        start: u64,
-        dir: Direction,
-        max_depth: Option<u32>,
-    ) -> Result<Option<Reached>> {
+    fn bfs(&self, start: u64, dir: Direction, max_depth: Option<u32>) -> Result<Reply> {
         let q = if self.tuned {
             // maxLevel -1: unbounded. subgraphNodes visits each node once (NODE_GLOBAL) and
             // yields the start too.
@@ -274,10 +300,14 @@ impl Peer for Neo4j {
         // The aggregate returns one row even when `start` is unknown; a known start always
         // reaches itself, so 0 means unknown.
         let reached: u64 = self.required(q.param("id", node_id(start)?), "c")?;
-        Ok((reached > 0).then_some(Reached::Count(reached)))
+        Ok(if reached > 0 {
+            Reply::Reached(reached)
+        } else {
+            Reply::UnknownVertex
+        })
     }
 
-    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<PeerPath> {
+    fn shortest_path(&self, a: u64, b: u64, dir: Direction) -> Result<Reply> {
         let (left, right) = arrows(dir);
         // `*0..` rather than `*`: with a minimum length of 1 Neo4j rejects a == b, with 0 it
         // returns the one-node path.
@@ -291,11 +321,11 @@ impl Peer for Neo4j {
             .param("b", node_id(b)?),
         )?;
         let Some(row) = row else {
-            return Ok(PeerPath::UnknownVertex);
+            return Ok(Reply::UnknownVertex);
         };
         Ok(match row.get::<Option<Vec<u64>>>("ids")? {
-            Some(ids) => PeerPath::Path(ids),
-            None => PeerPath::Unreachable,
+            Some(ids) => Reply::Path(ids),
+            None => Reply::Unreachable,
         })
     }
 }

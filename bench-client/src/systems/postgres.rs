@@ -5,7 +5,8 @@
 //! for out-arcs and one on `(dst, src)` for in-arcs, so that every hop of a traversal is an
 //! index-only scan. Start a server with `scripts/peers start postgres --port P --dir D`.
 
-use super::{Peer, PeerPath, Reached};
+use crate::system::{self, Answer, Reply, System};
+use crate::workloads::Workload;
 use anyhow::{Context, anyhow, bail};
 use graph_client::graph::Direction;
 use hashbrown::HashMap;
@@ -163,8 +164,12 @@ impl Postgres {
     }
 }
 
-impl Peer for Postgres {
-    fn system(&self) -> &'static str {
+impl System for Postgres {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn store(&self) -> &'static str {
         "postgres"
     }
 
@@ -204,7 +209,7 @@ impl Peer for Postgres {
     /// COPYs the rows in binary, then builds the primary keys `vertex(id)` and
     /// `edge(src, dst)` and the index `edge(dst, src)`, and vacuums: VACUUM marks every page
     /// all-visible, without which an index-only scan still reads the table row by row, and
-    /// gathers the planner's statistics. Expects the store cleared (see [`Peer::clear`]).
+    /// gathers the planner's statistics. Expects the store cleared (see [`System::clear`]).
     fn load(
         &mut self,
         vertices: &[u64],
@@ -255,28 +260,55 @@ impl Peer for Postgres {
         Ok((count(row.get(0))?, count(row.get(1))?))
     }
 
-    fn neighbor_count(&mut self, v: u64, dir: Direction) -> anyhow::Result<Option<u64>> {
-        let Some(v) = key(v) else { return Ok(None) };
-        let statement = self.statement(Query::NeighborCount(dir))?;
-        let row = self.client.query_opt(&statement, &[&v])?;
-        row.map(|row| count(row.get(0))).transpose()
+    fn supports(&self, _: Workload) -> bool {
+        true
     }
 
-    fn bfs(
-        &mut self,
-        start: u64,
-        dir: Direction,
-        max_depth: Option<u32>,
-    ) -> anyhow::Result<Option<Reached>> {
+    fn answer(&mut self, query: &system::Query) -> anyhow::Result<Answer> {
+        let reply = match *query {
+            system::Query::NeighborCount { vertex, dir } => self.neighbor_count(vertex, dir)?,
+            system::Query::Bfs {
+                start,
+                dir,
+                max_depth,
+            } => self.bfs(start, dir, max_depth)?,
+            system::Query::ShortestPath {
+                source,
+                target,
+                dir,
+            } => self.shortest_path(source, target, dir)?,
+        };
+        Ok(reply.into())
+    }
+}
+
+/// The queries, as prepared statements.
+impl Postgres {
+    fn neighbor_count(&mut self, v: u64, dir: Direction) -> anyhow::Result<Reply> {
+        let Some(v) = key(v) else {
+            return Ok(Reply::UnknownVertex);
+        };
+        let statement = self.statement(Query::NeighborCount(dir))?;
+        match self.client.query_opt(&statement, &[&v])? {
+            Some(row) => Ok(Reply::Count(count(row.get(0))?)),
+            None => Ok(Reply::UnknownVertex),
+        }
+    }
+
+    fn bfs(&mut self, start: u64, dir: Direction, max_depth: Option<u32>) -> anyhow::Result<Reply> {
         let Some(start) = key(start) else {
-            return Ok(None);
+            return Ok(Reply::UnknownVertex);
         };
         match max_depth {
             None => {
                 let statement = self.statement(Query::BfsCount(dir))?;
                 let reached = count(self.client.query_one(&statement, &[&start])?.get(0))?;
                 // The start row comes from `vertex`: none means an unknown start.
-                Ok((reached > 0).then_some(Reached::Count(reached)))
+                Ok(if reached > 0 {
+                    Reply::Reached(reached)
+                } else {
+                    Reply::UnknownVertex
+                })
             }
             Some(depth) => {
                 let statement = self.statement(Query::BfsLevels(dir))?;
@@ -292,25 +324,29 @@ impl Peer for Postgres {
                     levels.push(count(row.get(1))?);
                 }
                 // The start row comes from `vertex`: none means an unknown start.
-                Ok((!levels.is_empty()).then_some(Reached::Levels(levels)))
+                Ok(if levels.is_empty() {
+                    Reply::UnknownVertex
+                } else {
+                    Reply::Levels(levels)
+                })
             }
         }
     }
 
-    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<PeerPath> {
+    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<Reply> {
         let (Some(a), Some(b)) = (key(a), key(b)) else {
-            return Ok(PeerPath::UnknownVertex);
+            return Ok(Reply::UnknownVertex);
         };
         let known = self.statement(Query::Known)?;
         let found: i64 = self.client.query_one(&known, &[&a, &b])?.get(0);
         if found < if a == b { 1 } else { 2 } {
-            return Ok(PeerPath::UnknownVertex);
+            return Ok(Reply::UnknownVertex);
         }
         let statement = self.statement(Query::Path(dir))?;
         let path: Option<Vec<i64>> = self.client.query_one(&statement, &[&a, &b])?.get(0);
         match path {
-            None => Ok(PeerPath::Unreachable),
-            Some(path) => Ok(PeerPath::Path(
+            None => Ok(Reply::Unreachable),
+            Some(path) => Ok(Reply::Path(
                 path.into_iter()
                     .map(vertex)
                     .collect::<anyhow::Result<_>>()?,

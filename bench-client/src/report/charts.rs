@@ -1,15 +1,15 @@
-//! PNG charts of a report, written next to its Markdown: end-to-end latency per benchmark,
-//! transaction hold times against the 5 ms target, and writer latency under contention.
+//! PNG charts of a report, for the writer to put next to its Markdown: end-to-end latency per
+//! benchmark, transaction hold times against the 5 ms target, and writer latency under
+//! contention.
 //!
 //! Every chart is a dot-range per report row (three statistics on one vertical line), grouped by
 //! workload and coloured by mode, on a log scale: one report spans 0.1 ms round trips and minute
 //! long Stage-1 scans, and bars would make lengths on a log axis look meaningful. The tables stay
 //! the exact record; the charts are for reading a run at a glance.
 
-use crate::report::Report;
+use super::model::Report;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Stage-2's goal for the longest transaction of a query, drawn on the hold chart.
@@ -48,14 +48,21 @@ const GAP: f64 = 0.8;
 const HEIGHT: u32 = 720;
 const LEGEND_PX: u32 = 230;
 
-/// Writes `<dir>/<dataset>-latency.png`, `-hold.png` (when any row has hold times) and
-/// `-writers.png` (when contention was measured); returns their paths.
+/// A rendered chart: its file name and its PNG bytes.
+#[derive(Debug, Clone)]
+pub struct Png {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Renders `<dataset>-latency.png`, `-hold.png` (when any row has hold times) and
+/// `-writers.png` (when contention was measured).
 ///
-/// Fails without writing anything when no font is installed: the error names the package.
-pub fn write(report: &Report, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+/// Fails when no font is installed: the error names the package.
+pub fn render(report: &Report) -> anyhow::Result<Vec<Png>> {
     register_font()?;
     let dataset = &report.environment.dataset;
-    let mut written = Vec::new();
+    let mut charts = Vec::new();
     for (name, chart) in [
         ("latency", latency(report)),
         ("hold", hold(report)),
@@ -64,11 +71,12 @@ pub fn write(report: &Report, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         if chart.marks.is_empty() {
             continue;
         }
-        let path = dir.join(format!("{dataset}-{name}.png"));
-        chart.render(&path)?;
-        written.push(path);
+        charts.push(Png {
+            name: format!("{dataset}-{name}.png"),
+            bytes: chart.render()?,
+        });
     }
-    Ok(written)
+    Ok(charts)
 }
 
 /// Makes DejaVu Sans plotters' sans-serif font, once per process (ab_glyph reads no system
@@ -275,7 +283,7 @@ fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
 const HEADROOM: f64 = 1.3;
 
 impl Chart<'_> {
-    fn render(&self, path: &Path) -> anyhow::Result<()> {
+    fn render(&self) -> anyhow::Result<Vec<u8>> {
         // Marks left to right, workload by workload in order of first appearance.
         let mut groups: Vec<(&str, Vec<&Mark>)> = Vec::new();
         for m in &self.marks {
@@ -410,7 +418,7 @@ impl Chart<'_> {
             self.legend(&legend_area, colour)?;
             root.present()?;
         }
-        save_png(path, (width, HEIGHT), &rgb)
+        encode_png((width, HEIGHT), &rgb)
     }
 
     /// Colours of the series shown, then the marker of each statistic.
@@ -455,90 +463,33 @@ impl Chart<'_> {
 
 /// Encodes with `png` directly: plotters' `bitmap_encoder` would bring the `image` crate with
 /// JPEG and BMP codecs for the same result.
-fn save_png(path: &Path, (width, height): (u32, u32), rgb: &[u8]) -> anyhow::Result<()> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, width, height);
+fn encode_png((width, height): (u32, u32), rgb: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
     let mut writer = encoder.write_header()?;
     writer.write_image_data(rgb)?;
     writer.finish()?;
-    Ok(())
+    Ok(bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contention::Contention;
-    use crate::report::Environment;
-    use crate::summary::{Percentiles, Summary};
+    use crate::report::model::Contention;
+    use crate::report::model::fixtures::{percentiles, report, row};
 
-    fn percentiles(count: usize, [p50, p90, p99, max]: [f64; 4]) -> Percentiles {
-        Percentiles {
-            count,
-            p50,
-            p90,
-            p99,
-            max,
-            mean: p50,
-        }
-    }
-
-    fn row(workload: &str, mode: &str, e2e: [f64; 4], hold: Option<[f64; 4]>) -> Summary {
-        let hold = hold.map_or_else(Percentiles::default, |h| percentiles(10, h));
-        Summary {
-            workload: workload.into(),
-            mode: mode.into(),
-            e2e: percentiles(10, e2e),
-            server: Percentiles::default(),
-            max_hold: hold,
-            total_hold: hold,
-            transactions_p50: 1.0,
-            yields_p50: 0.0,
-            edges_scanned_p50: 0.0,
-            worst_hold_us: hold.max as u64,
-            transactions: 10,
-            slow_transactions: 0,
-            from_snapshot: 0,
-        }
-    }
-
-    fn report(results: Vec<Summary>, contention: Vec<Contention>) -> Report {
-        Report {
-            environment: Environment {
-                command: "graph-bench --dataset tiny".into(),
-                dataset: "tiny".into(),
-                seed: 42,
-                vertices: 4039,
-                edges: 88234,
-                max_degree: 1045,
-                mean_degree: 43.7,
-                direction: "both".into(),
-                server_url: "http://127.0.0.1:3000".into(),
-                server_kind: "test".into(),
-                cores: 2,
-                memory_gib: 8.0,
-                date_utc: "2026-01-01T00:00:00Z".into(),
-            },
-            load: None,
-            peer_loads: Vec::new(),
-            peers: Vec::new(),
-            results,
-            contention,
-        }
-    }
-
-    /// Checks the file is a complete, decodable PNG of a plausible size with something drawn.
-    fn assert_png(path: &Path) {
-        let bytes = std::fs::read(path).unwrap();
-        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", path.display());
+    /// Checks the bytes are a complete, decodable PNG of a plausible size with something drawn.
+    fn assert_png(png: &Png) {
+        let name = &png.name;
+        assert_eq!(&png.bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}");
         assert!(
-            bytes.len() > 10_000,
-            "{}: {} bytes",
-            path.display(),
-            bytes.len()
+            png.bytes.len() > 10_000,
+            "{name}: {} bytes",
+            png.bytes.len()
         );
-        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        let mut reader = png::Decoder::new(std::io::Cursor::new(&png.bytes))
             .read_info()
             .unwrap();
         let (width, height) = (reader.info().width, reader.info().height);
@@ -547,16 +498,15 @@ mod tests {
         let mut rgb = vec![0; reader.output_buffer_size().unwrap()];
         reader.next_frame(&mut rgb).unwrap();
         let inked = rgb.chunks(3).filter(|px| px != &[255, 255, 255]).count();
-        assert!(
-            inked > 10_000,
-            "{}: {inked} non-white pixels",
-            path.display()
-        );
+        assert!(inked > 10_000, "{name}: {inked} non-white pixels");
+    }
+
+    fn names(charts: &[Png]) -> Vec<&str> {
+        charts.iter().map(|c| c.name.as_str()).collect()
     }
 
     #[test]
-    fn a_full_report_gets_three_charts_linked_from_the_markdown() {
-        let dir = tempfile::tempdir().unwrap();
+    fn a_full_report_gets_three_charts() {
         let results = vec![
             row("empty procedure", "-", [600.0, 700.0, 850.0, 3e3], None),
             row(
@@ -580,50 +530,29 @@ mod tests {
             busy: percentiles(100, [3e3, 5e3, 6.7e3, 7.2e3]),
             traversals: 1,
         }];
-        let paths = report(results, contention).write(dir.path()).unwrap();
-        let names: Vec<_> = paths
-            .iter()
-            .map(|p| p.file_name().unwrap().to_str().unwrap())
-            .collect();
+        let charts = render(&report(results, contention)).unwrap();
         assert_eq!(
-            names,
-            [
-                "tiny.md",
-                "tiny.json",
-                "tiny-latency.png",
-                "tiny-hold.png",
-                "tiny-writers.png"
-            ]
+            names(&charts),
+            ["tiny-latency.png", "tiny-hold.png", "tiny-writers.png"]
         );
-        for png in &paths[2..] {
-            assert_png(png);
-        }
-        let md = std::fs::read_to_string(&paths[0]).unwrap();
-        assert!(md.contains("![tiny-latency](tiny-latency.png)"), "{md}");
-        assert!(md.contains("![tiny-writers](tiny-writers.png)"), "{md}");
+        charts.iter().for_each(assert_png);
     }
 
     #[test]
     fn without_holds_or_contention_only_latency_is_charted() {
-        let dir = tempfile::tempdir().unwrap();
         let results = vec![row("neighbors", "postgres", [900.0, 1e3, 2e3, 3e3], None)];
-        let paths = write(&report(results, vec![]), dir.path()).unwrap();
-        assert_eq!(paths, [dir.path().join("tiny-latency.png")]);
-        assert_png(&paths[0]);
-        assert!(
-            write(&report(vec![], vec![]), dir.path())
-                .unwrap()
-                .is_empty()
-        );
+        let charts = render(&report(results, vec![])).unwrap();
+        assert_eq!(names(&charts), ["tiny-latency.png"]);
+        assert_png(&charts[0]);
+        assert!(render(&report(vec![], vec![])).unwrap().is_empty());
     }
 
     #[test]
     fn zeros_are_drawn_on_the_axis_of_a_log_scale() {
-        let dir = tempfile::tempdir().unwrap();
         let results = vec![row("path", "stage2", [0.0; 4], Some([0.0; 4]))];
-        let paths = write(&report(results, vec![]), dir.path()).unwrap();
-        assert_eq!(paths.len(), 2);
-        paths.iter().for_each(|p| assert_png(p));
+        let charts = render(&report(results, vec![])).unwrap();
+        assert_eq!(charts.len(), 2);
+        charts.iter().for_each(assert_png);
         assert_eq!(decades([0.0].into_iter()), (0.01, 1.0));
         assert_eq!(decades([0.25, 0.0, 30.0].into_iter()), (0.1, 100.0));
         assert_eq!(decades([1.0].into_iter()), (1.0, 10.0));

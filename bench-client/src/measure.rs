@@ -1,0 +1,179 @@
+//! The warm-up/measure loop every benchmark runs, on every system alike: the clock covers the
+//! system's call and nothing else; the answer is verified after the clock has stopped.
+
+use crate::report::model::Sample;
+use crate::system::{Query, Reply, System};
+use crate::workloads::Workload;
+use anyhow::Context;
+use std::time::Instant;
+
+/// What one measured call returned, and how long the call alone took.
+#[derive(Debug)]
+pub struct Timed<T> {
+    pub e2e_us: f64,
+    pub value: T,
+}
+
+/// Calls `call` on `warmup` inputs (cycling through them), unmeasured, then once on each input,
+/// timed. The clock stops as `call` returns: every result, warm-up ones included, is passed to
+/// `check` only after that. A failed call or check ends the loop with its error.
+pub fn measure<I, T>(
+    inputs: &[I],
+    warmup: usize,
+    mut call: impl FnMut(&I) -> anyhow::Result<T>,
+    mut check: impl FnMut(&I, &T) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<Timed<T>>> {
+    let mut measured = Vec::with_capacity(inputs.len());
+    let calls = inputs.iter().cycle().take(warmup + inputs.len());
+    for (i, input) in calls.enumerate() {
+        let started = Instant::now();
+        let value = call(input);
+        // From whole nanoseconds, so that the samples files print µs without float noise.
+        let e2e_us = started.elapsed().as_nanos() as f64 / 1e3;
+        let value = value?;
+        check(input, &value)?;
+        if i >= warmup {
+            measured.push(Timed { e2e_us, value });
+        }
+    }
+    Ok(measured)
+}
+
+/// Asks `system` each of `workload`'s `queries` (after `warmup` unmeasured ones) and returns
+/// one sample per query. `check` verifies each reply (see `verify::verify`); a wrong answer
+/// fails the run with an error naming the system, the workload and the query.
+pub fn benchmark(
+    system: &mut dyn System,
+    workload: Workload,
+    queries: &[Query],
+    warmup: usize,
+    mut check: impl FnMut(&Query, &Reply) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<Sample>> {
+    let name = system.name();
+    let timed = measure(
+        queries,
+        warmup,
+        |query| {
+            system
+                .answer(query)
+                .with_context(|| format!("{name}, {workload}: {query} failed"))
+        },
+        |query, answer| {
+            check(query, &answer.reply)
+                .with_context(|| format!("{name}, {workload}: wrong answer to {query}"))
+        },
+    )?;
+    Ok(queries
+        .iter()
+        .zip(timed)
+        .enumerate()
+        .map(|(index, (query, timed))| {
+            let (a, b) = query.input();
+            Sample {
+                system: name.to_string(),
+                workload: workload.to_string(),
+                index,
+                a: Some(a),
+                b,
+                e2e_us: timed.e2e_us,
+                server_us: timed.value.server_us,
+                stats: timed.value.stats,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::fake::Fake;
+    use crate::verify::verify;
+    use graph_client::graph::Direction;
+    use graph_reference::ReferenceGraph;
+    use std::time::Duration;
+
+    fn neighbor_queries(vertices: &[u64]) -> Vec<Query> {
+        Workload::NeighborCount.queries(vertices, &[], Direction::Both, 0)
+    }
+
+    /// The regression test for peers' figures that included their verification: a system that
+    /// answers at once, checked by a verifier that takes 50 ms, must be measured far below it.
+    #[test]
+    fn the_clock_stops_before_verification() {
+        let mut fast = Fake::new("fast", Reply::Count(1));
+        let mut checks = 0;
+        let slow_check = |_: &Query, _: &Reply| {
+            checks += 1;
+            std::thread::sleep(Duration::from_millis(50));
+            Ok(())
+        };
+        let queries = neighbor_queries(&[1, 2, 3, 4]);
+        let samples =
+            benchmark(&mut fast, Workload::NeighborCount, &queries, 2, slow_check).unwrap();
+        assert_eq!(checks, 6, "every answer, warm-up ones too, is verified");
+        assert_eq!(samples.len(), 4);
+        for s in &samples {
+            assert!(s.e2e_us < 25_000.0, "verification was timed: {s:?}");
+        }
+    }
+
+    /// The other side: the clock does cover the system's call.
+    #[test]
+    fn the_clock_covers_the_call_and_warm_up_is_not_recorded() {
+        let mut slow = Fake::new("slow", Reply::Count(1));
+        slow.delay = Duration::from_millis(20);
+        let pairs = [(1, 2), (3, 4), (5, 6)];
+        let queries = Workload::ShortestPath.queries(&[], &pairs, Direction::Out, 0);
+        let samples = benchmark(
+            &mut slow,
+            Workload::ShortestPath,
+            &queries,
+            2,
+            |_, _| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(slow.calls, 5);
+        let recorded: Vec<(usize, Option<u64>, Option<u64>)> =
+            samples.iter().map(|s| (s.index, s.a, s.b)).collect();
+        assert_eq!(
+            recorded,
+            [
+                (0, Some(1), Some(2)),
+                (1, Some(3), Some(4)),
+                (2, Some(5), Some(6))
+            ]
+        );
+        for s in &samples {
+            assert!(s.e2e_us >= 20_000.0, "the call was not timed: {s:?}");
+            assert_eq!((s.system.as_str(), s.workload.as_str()), ("slow", "path"));
+            assert_eq!(s.server_us, Some(1));
+        }
+    }
+
+    #[test]
+    fn a_wrong_answer_fails_naming_system_workload_and_query() {
+        let reference = ReferenceGraph::new([(1, 2), (2, 3), (3, 1)]);
+        let mut wrong = Fake::new("wrong", Reply::Count(5));
+        let err = benchmark(
+            &mut wrong,
+            Workload::NeighborCount,
+            &neighbor_queries(&[2]),
+            0,
+            |q, r| verify(&reference, q, r),
+        )
+        .unwrap_err();
+        let message = format!("{err:#}");
+        assert!(
+            message.contains("wrong, neighbors: wrong answer to neighbors of 2 (both)")
+                && message.contains("Count(5)"),
+            "{message}"
+        );
+        let mut right = Fake::new("right", Reply::Count(2));
+        let queries = neighbor_queries(&[1, 2, 3]);
+        let samples = benchmark(&mut right, Workload::NeighborCount, &queries, 1, |q, r| {
+            verify(&reference, q, r)
+        })
+        .unwrap();
+        assert_eq!(samples.len(), 3);
+    }
+}

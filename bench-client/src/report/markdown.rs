@@ -1,0 +1,193 @@
+//! The report as Markdown: the heading, the results table, the cross-system comparison and the
+//! writers table (Markdown also reads well in a terminal), and the document that links the
+//! charts.
+
+use super::model::{Report, SYSTEMS, Summary, SystemLoad, is_peer, mode_of};
+use std::fmt::Write as _;
+
+/// Human-friendly duration from µs.
+pub fn fmt_us(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{:.2} s", us / 1e6)
+    } else if us >= 1e3 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+/// The whole Markdown file: command, heading, tables, links to the raw samples files, then
+/// each chart (`samples` and `charts` are file names beside the document).
+pub fn document(report: &Report, samples: &[String], charts: &[String]) -> String {
+    let mut text = format!(
+        "# Benchmark: {}\n\n```\n{}\n{}```\n\n{}",
+        report.environment.dataset,
+        report.environment.command,
+        heading(report),
+        table(report)
+    );
+    if !samples.is_empty() {
+        let links: Vec<String> = samples.iter().map(|f| format!("[{f}]({f})")).collect();
+        let _ = write!(
+            text,
+            "\nRaw samples, one row per measured call (system, workload, index, inputs a and b, \
+             e2e_us, server_us, and the module's query stats when it sent them): {}.\n",
+            links.join(", ")
+        );
+    }
+    for name in charts {
+        let alt = name.trim_end_matches(".png");
+        let _ = write!(text, "\n![{alt}]({})\n", name.replace(' ', "%20"));
+    }
+    text
+}
+
+/// The heading lines: dataset, load rate, machine.
+pub fn heading(report: &Report) -> String {
+    let e = &report.environment;
+    let mut h = format!(
+        "dataset {} (seed {}): {} vertices, {} edges, max degree {}, mean degree {:.2}; direction {}\n",
+        e.dataset, e.seed, e.vertices, e.edges, e.max_degree, e.mean_degree, e.direction
+    );
+    for l in &report.loads {
+        let shared = if l.shared_by.is_empty() {
+            String::new()
+        } else {
+            format!("; also read by {}", l.shared_by.join(", "))
+        };
+        let _ = writeln!(
+            h,
+            "load ({}{shared}): {} edges in {:.2} s = {:.0} edges/s",
+            l.system, l.load.edges_sent, l.load.seconds, l.load.edges_per_second
+        );
+    }
+    for system in &report.systems {
+        let _ = writeln!(h, "system {system}");
+    }
+    let _ = writeln!(
+        h,
+        "server: {} at {}; machine: {} cores, {:.1} GiB; {}",
+        e.server_kind, e.server_url, e.cores, e.memory_gib, e.date_utc
+    );
+    h
+}
+
+/// The results table, then the cross-system comparison (when peers ran) and the writers table
+/// (when contention was measured).
+pub fn table(report: &Report) -> String {
+    let mut t = String::new();
+    t.push_str("| workload | mode | runs | p50 | p90 | p99 | max | server p50 | longest tx (max) | tx over 5 ms | tx p50 | yields p50 | edges scanned p50 | from snapshot |\n");
+    t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for s in &report.results {
+        let procedure = s.max_hold.count > 0;
+        let opt = |v: String| if procedure { v } else { "–".to_string() };
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            s.workload,
+            s.mode,
+            s.e2e.count,
+            fmt_us(s.e2e.p50),
+            fmt_us(s.e2e.p90),
+            fmt_us(s.e2e.p99),
+            fmt_us(s.e2e.max),
+            if s.server.count > 0 {
+                fmt_us(s.server.p50)
+            } else {
+                "–".into()
+            },
+            opt(fmt_us(s.worst_hold_us as f64)),
+            opt(format!("{} of {}", s.slow_transactions, s.transactions)),
+            opt(format!("{}", s.transactions_p50)),
+            opt(format!("{}", s.yields_p50)),
+            opt(format!("{}", s.edges_scanned_p50)),
+            opt(format!("{} of {}", s.from_snapshot, s.e2e.count)),
+        );
+    }
+    let systems = comparison(&report.results, &report.loads);
+    if !systems.is_empty() {
+        t.push('\n');
+        t.push_str(&systems);
+    }
+    if !report.contention.is_empty() {
+        t.push_str("\n| writer (single-edge insert) while | traversals done | p50 | p99 | max | idle p50 | idle p99 |\n");
+        t.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+        for c in &report.contention {
+            let _ = writeln!(
+                t,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                c.traversal,
+                c.traversals,
+                fmt_us(c.busy.p50),
+                fmt_us(c.busy.p99),
+                fmt_us(c.busy.max),
+                fmt_us(c.idle.p50),
+                fmt_us(c.idle.p99)
+            );
+        }
+    }
+    t
+}
+
+/// The cross-system table in the reference's shape: rows are load, neighbor count, full BFS and
+/// shortest path (p50), columns the systems present, then "stdb vs best peer" (the best peer's
+/// p50 divided by Stage 2's: above 1× Stage 2 is faster). Empty if no peer ran.
+pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
+    let present: Vec<&str> = SYSTEMS
+        .iter()
+        .filter(|(s, m)| results.iter().any(|r| r.mode == *m) || loads.iter().any(|l| l.serves(s)))
+        .map(|(s, _)| *s)
+        .collect();
+    if !present.iter().any(|s| is_peer(s)) {
+        return String::new();
+    }
+    let mut t = String::from("| metric (p50) |");
+    for s in &present {
+        let _ = write!(t, " {s} |");
+    }
+    t.push_str(" stdb vs best peer |\n|---|");
+    t.push_str(&"---:|".repeat(present.len() + 1));
+    t.push('\n');
+
+    let load_us = |system: &str| {
+        loads
+            .iter()
+            .find(|l| l.serves(system))
+            .map(|l| l.load.seconds * 1e6)
+    };
+    let mut row = |name: &str, value: &dyn Fn(&str) -> Option<f64>| {
+        let _ = write!(t, "| {name} |");
+        for s in &present {
+            let cell = value(s).map_or_else(|| "–".to_string(), fmt_us);
+            let _ = write!(t, " {cell} |");
+        }
+        let best_peer = present
+            .iter()
+            .filter(|s| is_peer(s))
+            .filter_map(|s| value(s))
+            .fold(None, |best: Option<f64>, v| {
+                Some(best.map_or(v, |b| b.min(v)))
+            });
+        let ratio = match (value("stdb"), best_peer) {
+            (Some(ours), Some(peer)) if ours > 0.0 => format!("{:.2}×", peer / ours),
+            _ => "–".to_string(),
+        };
+        let _ = writeln!(t, " {ratio} |");
+    };
+    row("load", &load_us);
+    for (workload, name) in [
+        ("neighbors", "neighbor count"),
+        ("bfs", "BFS full"),
+        ("bfs-depth", "BFS depth-bounded"),
+        ("path", "shortest path"),
+    ] {
+        row(name, &|system: &str| {
+            let mode = mode_of(system)?;
+            results
+                .iter()
+                .find(|r| r.workload == workload && r.mode == mode)
+                .map(|r| r.e2e.p50)
+        });
+    }
+    t
+}

@@ -1,0 +1,107 @@
+//! The report's files: `<dataset>.json` (the model as is), the raw samples
+//! `<dataset>-samples.jsonl` and `.csv`, the charts, and `<dataset>.md` showing the tables and
+//! linking the rest.
+
+use super::markdown;
+use super::model::{Report, Sample};
+use super::{charts, samples};
+use std::path::{Path, PathBuf};
+
+/// Writes the report and its `samples` into `dir` and returns the paths, the Markdown first.
+/// Charts are secondary: when they fail (no font installed, say) this warns and writes the
+/// rest, so that a long run never loses its numbers.
+pub fn write(report: &Report, samples: &[Sample], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let dataset = &report.environment.dataset;
+    let md = dir.join(format!("{dataset}.md"));
+    let json = dir.join(format!("{dataset}.json"));
+    std::fs::write(&json, serde_json::to_string_pretty(report)?)?;
+    let samples_files = [
+        (format!("{dataset}-samples.jsonl"), samples::jsonl(samples)?),
+        (format!("{dataset}-samples.csv"), samples::csv(samples)?),
+    ];
+    let mut sample_paths = Vec::new();
+    for (name, text) in &samples_files {
+        let path = dir.join(name);
+        std::fs::write(&path, text)?;
+        sample_paths.push(path);
+    }
+    let charts = charts::render(report).unwrap_or_else(|e| {
+        eprintln!("warning: no charts: {e:#}");
+        Vec::new()
+    });
+    let mut chart_paths = Vec::new();
+    for chart in &charts {
+        let path = dir.join(&chart.name);
+        std::fs::write(&path, &chart.bytes)?;
+        chart_paths.push(path);
+    }
+    let chart_names: Vec<String> = charts.into_iter().map(|c| c.name).collect();
+    let sample_names: Vec<String> = samples_files.into_iter().map(|(name, _)| name).collect();
+    std::fs::write(&md, markdown::document(report, &sample_names, &chart_names))?;
+    let mut paths = vec![md, json];
+    paths.extend(sample_paths);
+    paths.extend(chart_paths);
+    Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::fixtures::{report, row};
+
+    #[test]
+    fn writes_the_json_the_samples_the_charts_and_markdown_linking_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = vec![
+            row("bfs", "stage2", [58e6, 64e6, 65e6, 65e6], Some([4e3; 4])),
+            row("path", "neo4j", [120.0, 300.0, 900.0, 1e3], None),
+        ];
+        let report = report(results, vec![]);
+        let samples: Vec<Sample> = (0..3)
+            .map(|index| Sample {
+                system: "neo4j".into(),
+                workload: "path".into(),
+                index,
+                a: Some(1),
+                b: Some(2),
+                e2e_us: 120.0,
+                server_us: None,
+                stats: None,
+            })
+            .collect();
+        let paths = write(&report, &samples, dir.path()).unwrap();
+        let names: Vec<_> = paths
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "tiny.md",
+                "tiny.json",
+                "tiny-samples.jsonl",
+                "tiny-samples.csv",
+                "tiny-latency.png",
+                "tiny-hold.png"
+            ]
+        );
+        let md = std::fs::read_to_string(&paths[0]).unwrap();
+        assert!(
+            md.contains("[tiny-samples.jsonl](tiny-samples.jsonl)")
+                && md.contains("[tiny-samples.csv](tiny-samples.csv)"),
+            "{md}"
+        );
+        let lines = |p: &PathBuf| std::fs::read_to_string(p).unwrap().lines().count();
+        assert_eq!((lines(&paths[2]), lines(&paths[3])), (3, 4));
+        assert!(md.contains("![tiny-latency](tiny-latency.png)"), "{md}");
+        assert!(md.contains("![tiny-hold](tiny-hold.png)"), "{md}");
+        assert!(md.contains("| path | neo4j | 10 | 120 µs |"), "{md}");
+        let json: Report =
+            serde_json::from_str(&std::fs::read_to_string(&paths[1]).unwrap()).unwrap();
+        assert_eq!(json.results.len(), 2);
+        for png in &paths[4..] {
+            assert!(std::fs::read(png).unwrap().starts_with(b"\x89PNG"));
+        }
+    }
+}

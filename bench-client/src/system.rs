@@ -1,0 +1,232 @@
+//! What the benchmark asks of every system it measures, SpacetimeDB's modes and the peers alike:
+//! load the graph, count it, and answer queries. Timing and verification are not the system's
+//! business: `measure` times each call and checks the answer after the clock has stopped.
+
+use crate::workloads::Workload;
+use graph_client::graph::{Direction, QueryStats};
+use std::fmt;
+
+/// One question, the same for every system. Edges are arcs `src -> dst`; `Direction::Both`
+/// treats them as undirected, as the module does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Query {
+    /// How many distinct neighbors `vertex` has (a self-loop counts once).
+    NeighborCount { vertex: u64, dir: Direction },
+    /// BFS from `start`, every level or the first `max_depth` ones.
+    Bfs {
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+    },
+    /// A shortest path from `source` to `target`.
+    ShortestPath {
+        source: u64,
+        target: u64,
+        dir: Direction,
+    },
+}
+
+impl Query {
+    /// The vertices the query names: the start, and the target of a path.
+    pub fn input(&self) -> (u64, Option<u64>) {
+        match *self {
+            Query::NeighborCount { vertex, .. } => (vertex, None),
+            Query::Bfs { start, .. } => (start, None),
+            Query::ShortestPath { source, target, .. } => (source, Some(target)),
+        }
+    }
+}
+
+impl fmt::Display for Query {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Query::NeighborCount { vertex, dir } => write!(f, "neighbors of {vertex} ({dir})"),
+            Query::Bfs {
+                start,
+                dir,
+                max_depth: None,
+            } => write!(f, "BFS from {start} ({dir})"),
+            Query::Bfs {
+                start,
+                dir,
+                max_depth: Some(depth),
+            } => write!(f, "BFS from {start} ({dir}, depth {depth})"),
+            Query::ShortestPath {
+                source,
+                target,
+                dir,
+            } => write!(f, "path {source} → {target} ({dir})"),
+        }
+    }
+}
+
+/// A system's answer to a [`Query`], carrying as much as verification needs: systems whose query
+/// language cannot cheaply return more may return less (a reached count instead of BFS levels,
+/// a distance instead of a path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// Distinct neighbors.
+    Count(u64),
+    /// BFS: how many vertices were first reached at depth 0, 1, 2, ...
+    Levels(Vec<u64>),
+    /// BFS: distinct vertices reached, the start included.
+    Reached(u64),
+    /// A shortest path, both ends included (`[a]` when `a == b`).
+    Path(Vec<u64>),
+    /// A shortest path's hop count.
+    Distance(u32),
+    /// Both vertices exist and no path joins them.
+    Unreachable,
+    /// A vertex the query names is not in the graph.
+    UnknownVertex,
+}
+
+/// A reply and what the system measured about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub reply: Reply,
+    /// Time the system measured itself, in µs: a server's execution time, or an embedded
+    /// engine's in-process time. `None` when the system reports none.
+    pub server_us: Option<u64>,
+    /// The module's own account of the query's transactions (SpacetimeDB procedures only).
+    pub stats: Option<QueryStats>,
+}
+
+impl From<Reply> for Answer {
+    /// A bare reply, with nothing measured by the system.
+    fn from(reply: Reply) -> Self {
+        Answer {
+            reply,
+            server_us: None,
+            stats: None,
+        }
+    }
+}
+
+/// A graph system the benchmark can load and query.
+pub trait System {
+    /// The system's name in `--systems` and in reports, e.g. `neo4j-apoc`.
+    fn name(&self) -> &'static str;
+    /// The store the system reads. Systems naming the same store (SpacetimeDB's modes, Neo4j's)
+    /// read the same data: a run loads it once.
+    fn store(&self) -> &'static str;
+    /// Product and version, and settings that matter (heap size, fsync), for the report.
+    fn describe(&mut self) -> anyhow::Result<String>;
+    /// Empties the store, so that a load starts from nothing.
+    fn clear(&mut self) -> anyhow::Result<()>;
+    /// Loads `vertices` (distinct, sorted) and `edges` (distinct, sorted by `(src, dst)`;
+    /// self-loops kept), calling `progress` with the number of edges loaded so far.
+    fn load(
+        &mut self,
+        vertices: &[u64],
+        edges: &[(u64, u64)],
+        progress: &mut dyn FnMut(usize),
+    ) -> anyhow::Result<()>;
+    /// (vertices, edges) held by the store.
+    fn counts(&mut self) -> anyhow::Result<(u64, u64)>;
+    /// Whether the system can answer `workload`'s queries; the run skips the others.
+    fn supports(&self, workload: Workload) -> bool;
+    /// Answers one query. An unknown vertex is an answer ([`Reply::UnknownVertex`]), not an
+    /// error; an error fails the run.
+    fn answer(&mut self, query: &Query) -> anyhow::Result<Answer>;
+}
+
+/// A system for tests: it answers every query with the same reply after a set delay, and keeps
+/// only the sizes of what it was loaded with, in a store other fakes may share.
+#[cfg(test)]
+pub mod fake {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    /// What a fake store holds, and how often it was loaded.
+    #[derive(Debug, Default)]
+    pub struct Store {
+        pub vertices: u64,
+        pub edges: u64,
+        pub loads: usize,
+    }
+
+    pub struct Fake {
+        pub name: &'static str,
+        /// What [`System::store`] says; fakes sharing `store` should say the same.
+        pub store_name: &'static str,
+        pub store: Rc<RefCell<Store>>,
+        pub reply: Reply,
+        /// How long each answer takes.
+        pub delay: Duration,
+        /// Edges a load drops, to play a lossy loader.
+        pub lost: u64,
+        /// Queries answered so far.
+        pub calls: usize,
+    }
+
+    impl Fake {
+        /// An instant, lossless fake with a store of its own.
+        pub fn new(name: &'static str, reply: Reply) -> Fake {
+            Fake {
+                name,
+                store_name: name,
+                store: Rc::default(),
+                reply,
+                delay: Duration::ZERO,
+                lost: 0,
+                calls: 0,
+            }
+        }
+    }
+
+    impl System for Fake {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+
+        fn store(&self) -> &'static str {
+            self.store_name
+        }
+
+        fn describe(&mut self) -> anyhow::Result<String> {
+            Ok(format!("{} (a test fake)", self.name))
+        }
+
+        fn clear(&mut self) -> anyhow::Result<()> {
+            let mut store = self.store.borrow_mut();
+            (store.vertices, store.edges) = (0, 0);
+            Ok(())
+        }
+
+        fn load(
+            &mut self,
+            vertices: &[u64],
+            edges: &[(u64, u64)],
+            progress: &mut dyn FnMut(usize),
+        ) -> anyhow::Result<()> {
+            let mut store = self.store.borrow_mut();
+            store.vertices += vertices.len() as u64;
+            store.edges += edges.len() as u64 - self.lost;
+            store.loads += 1;
+            progress(edges.len());
+            Ok(())
+        }
+
+        fn counts(&mut self) -> anyhow::Result<(u64, u64)> {
+            let store = self.store.borrow();
+            Ok((store.vertices, store.edges))
+        }
+
+        fn supports(&self, _: Workload) -> bool {
+            true
+        }
+
+        fn answer(&mut self, _: &Query) -> anyhow::Result<Answer> {
+            self.calls += 1;
+            std::thread::sleep(self.delay);
+            Ok(Answer {
+                reply: self.reply.clone(),
+                server_us: Some(1),
+                stats: None,
+            })
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The systems the benchmark measures, each behind [`crate::system::System`]: SpacetimeDB's
+//! graph module in its three modes, and the peers, real servers reached over their own
+//! protocols. A system's answer only has to carry enough to be verified.
+
+pub mod neo4j;
+pub mod postgres;
+pub mod stdb;

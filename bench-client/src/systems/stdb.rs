@@ -1,0 +1,255 @@
+//! SpacetimeDB's graph module as a system, in its three modes: the Stage-2 procedures (`stdb`),
+//! the full-scan procedures (`stdb-stage1`), and the full-scan reducers whose answers are read
+//! back with SQL (`stdb-stage1-reducer`). This file is all the benchmark knows of how the
+//! module is reached (`GraphDb`, over HTTP).
+
+use crate::measure::measure;
+use crate::report::model::Sample;
+use crate::system::{Answer, Query, Reply, System};
+use crate::workloads::Workload;
+use anyhow::bail;
+use graph_client::edgelist::EdgeList;
+use graph_client::graph::{
+    self, BfsResult, ClientError, GraphDb, GraphError, Mode, NeighborCount, PathResult, PathStatus,
+    TxOptions,
+};
+
+/// The store every mode reads: the module's tables in one database.
+pub const STORE: &str = "stdb";
+
+/// The graph module in one mode.
+pub struct SpacetimeDb {
+    db: GraphDb,
+    mode: Mode,
+    tx: TxOptions,
+    /// What the server is (`--server-kind`), for the report.
+    server_kind: String,
+    /// The reducer baseline keys its result rows by a query id: one per call.
+    next_query_id: u64,
+}
+
+impl SpacetimeDb {
+    pub fn new(db: GraphDb, mode: Mode, tx: TxOptions, server_kind: &str) -> Self {
+        SpacetimeDb {
+            db,
+            mode,
+            tx,
+            server_kind: server_kind.to_string(),
+            next_query_id: 0,
+        }
+    }
+
+    /// Asks the module, in this mode, for what answers `query`.
+    fn call(&mut self, query: &Query) -> Result<Response, ClientError> {
+        let (db, tx) = (&self.db, self.tx);
+        self.next_query_id += 1;
+        let query_id = self.next_query_id;
+        Ok(match (*query, self.mode) {
+            (Query::NeighborCount { vertex, dir }, Mode::Stage2) => {
+                Response::Count(db.neighbor_count(vertex, dir)?)
+            }
+            // The reducer baseline has no neighbor count: `answer` refuses to ask it.
+            (Query::NeighborCount { vertex, dir }, _) => {
+                Response::Count(db.neighbor_count_stage1(vertex, dir)?)
+            }
+            (
+                Query::Bfs {
+                    start,
+                    dir,
+                    max_depth,
+                },
+                mode,
+            ) => match mode {
+                Mode::Stage2 => Response::Bfs(db.bfs(start, dir, max_depth, 0, tx)?),
+                Mode::Stage1Procedure => Response::Bfs(db.bfs_stage1(start, dir, max_depth)?),
+                Mode::Stage1Reducer => {
+                    Response::Levels(db.bfs_stage1_reducer(query_id, start, dir, max_depth)?)
+                }
+            },
+            (
+                Query::ShortestPath {
+                    source,
+                    target,
+                    dir,
+                },
+                mode,
+            ) => match mode {
+                Mode::Stage2 => Response::Path(db.shortest_path(source, target, dir, None, tx)?),
+                Mode::Stage1Procedure => {
+                    Response::Path(db.shortest_path_stage1(source, target, dir, None)?)
+                }
+                Mode::Stage1Reducer => Response::PathRows(
+                    db.shortest_path_stage1_reducer(query_id, source, target, dir, None)?,
+                ),
+            },
+        })
+    }
+
+    /// Whether `e` is the module refusing a vertex it does not hold: an answer, not a failure.
+    /// Procedures return it typed; reducers can only fail with its text.
+    fn is_unknown_vertex(&self, e: &ClientError) -> bool {
+        match e {
+            ClientError::Graph(GraphError::UnknownVertex(_)) => true,
+            ClientError::Server(e) => {
+                self.mode == Mode::Stage1Reducer && e.to_string().contains("unknown vertex")
+            }
+            ClientError::Graph(_) => false,
+        }
+    }
+}
+
+/// What the module sent back, before it is read as a [`Reply`].
+enum Response {
+    Count(graph::Answer<NeighborCount>),
+    Bfs(graph::Answer<BfsResult>),
+    Path(graph::Answer<PathResult>),
+    /// The reducer baseline's result rows: BFS levels.
+    Levels(Vec<u64>),
+    /// The reducer baseline's result rows: a path's vertices (none: no path).
+    PathRows(Vec<u64>),
+}
+
+impl Response {
+    fn into_answer(self) -> anyhow::Result<Answer> {
+        let procedure = |reply, execution_us, stats| Answer {
+            reply,
+            server_us: execution_us,
+            stats: Some(stats),
+        };
+        Ok(match self {
+            Response::Count(a) => {
+                procedure(Reply::Count(a.value.count), a.execution_us, a.value.stats)
+            }
+            Response::Bfs(a) => {
+                procedure(Reply::Levels(a.value.levels), a.execution_us, a.value.stats)
+            }
+            Response::Path(a) => {
+                let reply = match a.value.status {
+                    PathStatus::Found => Reply::Path(a.value.path),
+                    PathStatus::Unreachable => Reply::Unreachable,
+                    // No depth bound is ever asked for.
+                    PathStatus::BeyondMaxDepth => bail!("beyond max depth, though none was set"),
+                };
+                procedure(reply, a.execution_us, a.value.stats)
+            }
+            // Two calls (the reducer, then SQL): no single execution time, and no stats.
+            Response::Levels(levels) => Reply::Levels(levels).into(),
+            Response::PathRows(path) if path.is_empty() => Reply::Unreachable.into(),
+            Response::PathRows(path) => Reply::Path(path).into(),
+        })
+    }
+}
+
+impl System for SpacetimeDb {
+    fn name(&self) -> &'static str {
+        match self.mode {
+            Mode::Stage2 => "stdb",
+            Mode::Stage1Procedure => "stdb-stage1",
+            Mode::Stage1Reducer => "stdb-stage1-reducer",
+        }
+    }
+
+    fn store(&self) -> &'static str {
+        STORE
+    }
+
+    fn describe(&mut self) -> anyhow::Result<String> {
+        let how = match self.mode {
+            Mode::Stage2 => format!(
+                "Stage-2 procedures in short transactions (tx budget: {}, yield every: {})",
+                or_default(self.tx.tx_budget, ""),
+                or_default(self.tx.yield_every_us, " µs")
+            ),
+            Mode::Stage1Procedure => "Stage-1 full-scan procedures".to_string(),
+            Mode::Stage1Reducer => "Stage-1 full-scan reducers, results read with SQL".to_string(),
+        };
+        Ok(format!(
+            "{} at {}, database `{}`; {how}",
+            self.server_kind,
+            self.db.server().url(),
+            self.db.database()
+        ))
+    }
+
+    fn clear(&mut self) -> anyhow::Result<()> {
+        Ok(self.db.clear()?)
+    }
+
+    /// Sends the edges only: the module makes a vertex of each edge's ends, and the dataset's
+    /// vertices are exactly those.
+    fn load(
+        &mut self,
+        _vertices: &[u64],
+        edges: &[(u64, u64)],
+        progress: &mut dyn FnMut(usize),
+    ) -> anyhow::Result<()> {
+        let edges: EdgeList = edges.iter().copied().collect();
+        self.db.load(&edges, progress)?;
+        Ok(())
+    }
+
+    fn counts(&mut self) -> anyhow::Result<(u64, u64)> {
+        let info = self.db.info()?;
+        Ok((info.vertices, info.edges))
+    }
+
+    /// The reducer baseline has no neighbor count.
+    fn supports(&self, workload: Workload) -> bool {
+        !(self.mode == Mode::Stage1Reducer && workload == Workload::NeighborCount)
+    }
+
+    fn answer(&mut self, query: &Query) -> anyhow::Result<Answer> {
+        if let (Query::NeighborCount { .. }, Mode::Stage1Reducer) = (query, self.mode) {
+            bail!("the reducer baseline has no neighbor count");
+        }
+        match self.call(query) {
+            Ok(response) => response.into_answer(),
+            Err(e) if self.is_unknown_vertex(&e) => Ok(Reply::UnknownVertex.into()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// A tuning knob's value for the report: 0 means the module's default.
+fn or_default(value: u32, unit: &str) -> String {
+    if value == 0 {
+        "module default".to_string()
+    } else {
+        format!("{value}{unit}")
+    }
+}
+
+/// The round-trip floor's benchmarks: the module's empty procedure, and its empty reducer.
+pub const FLOOR: [(&str, bool); 2] = [("empty procedure", true), ("empty reducer", false)];
+
+/// `calls` calls of the module's empty procedure (or reducer), after 20 unmeasured ones,
+/// through the loop every benchmark runs: the round-trip floor. The samples are SpacetimeDB's
+/// (system `stdb`, whichever modes run), under `workload`.
+pub fn round_trip(
+    db: &GraphDb,
+    workload: &str,
+    procedure: bool,
+    calls: usize,
+) -> anyhow::Result<Vec<Sample>> {
+    let timed = measure(
+        &vec![(); calls],
+        20,
+        |_| Ok(db.noop(procedure)?),
+        // Nothing to verify: the call returns nothing.
+        |_, _| Ok(()),
+    )?;
+    Ok(timed
+        .into_iter()
+        .enumerate()
+        .map(|(index, t)| Sample {
+            system: STORE.to_string(),
+            workload: workload.to_string(),
+            index,
+            a: None,
+            b: None,
+            e2e_us: t.e2e_us,
+            server_us: t.value,
+            stats: None,
+        })
+        .collect())
+}
