@@ -5,6 +5,7 @@
 
 mod auth;
 mod control;
+mod generate;
 mod routes;
 
 use std::net::SocketAddr;
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use spacetimedb::db::{self, persistence::LocalPersistenceProvider};
 use spacetimedb::energy::NullEnergyMonitor;
 use spacetimedb::host::{DiskStorage, HostController, HostRuntimeConfig, IdcConfig};
@@ -27,8 +28,10 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Serve SpacetimeDB's HTTP API (the subset this project uses) from an embedded engine.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Address to listen on. Loopback by default: this server is for local use.
     #[arg(long, default_value = "127.0.0.1:3000")]
     listen: SocketAddr,
@@ -42,8 +45,16 @@ struct Cli {
     in_memory: bool,
 }
 
+#[derive(Subcommand, Debug)]
+enum Command {
+    Generate(generate::GenerateArgs),
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Command::Generate(args)) = cli.command {
+        return generate::run(args);
+    }
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
 
     // Like the official server: a panic anywhere may leave the engine inconsistent, so exit.
