@@ -5,6 +5,7 @@
 
 mod auth;
 mod control;
+mod generate;
 mod routes;
 
 use std::net::SocketAddr;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use spacetimedb::client::ClientActorIndex;
 use spacetimedb::db::{self, persistence::LocalPersistenceProvider};
 use spacetimedb::energy::NullEnergyMonitor;
@@ -29,8 +30,10 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// Serve SpacetimeDB's HTTP API (the subset this project uses) from an embedded engine.
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(version, about, args_conflicts_with_subcommands = true)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Address to listen on. Loopback by default: this server is for local use.
     #[arg(long, default_value = "127.0.0.1:3000")]
     listen: SocketAddr,
@@ -50,8 +53,16 @@ struct Cli {
     ws_idle_timeout: Duration,
 }
 
+#[derive(Subcommand, Debug)]
+enum Command {
+    Generate(generate::GenerateArgs),
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Command::Generate(args)) = cli.command {
+        return generate::run(args);
+    }
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
 
     // Like the official server: a panic anywhere may leave the engine inconsistent, so exit.
