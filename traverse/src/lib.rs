@@ -10,15 +10,19 @@
 //!   target, which makes it the unidirectional shortest path of the Stage-1 baseline).
 //! - [`ShortestPath`]: balanced bidirectional BFS that always grows the side whose frontier has the
 //!   smaller degree sum, and stops at the first meeting.
+//! - [`Dfs`]: iterative depth-first search (neighbors in ascending id order, optionally
+//!   depth-bounded), with a preorder of the visited vertices.
 
 mod adjacency;
 mod bfs;
 mod bidirectional;
+mod dfs;
 mod visited;
 
 pub use adjacency::{AdjacencyBuilder, AdjacencyGraph, BuildError};
 pub use bfs::{Bfs, BfsOutcome, BfsQuery};
 pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
+pub use dfs::{Dfs, DfsOutcome, DfsQuery};
 pub use visited::Visited;
 
 /// Which arcs a traversal follows from a vertex.
@@ -137,8 +141,8 @@ pub trait NeighborSource {
     }
 }
 
-/// A traversal that advances in budgeted steps, so that a caller drives [`Bfs`] and
-/// [`ShortestPath`] alike (see their inherent methods of the same names).
+/// A traversal that advances in budgeted steps, so that a caller drives [`Bfs`],
+/// [`ShortestPath`] and [`Dfs`] alike (see their inherent methods of the same names).
 pub trait Search {
     type Outcome;
     /// Does about `budget` units of work; see [`Bfs::step`].
@@ -162,6 +166,22 @@ impl Search for Bfs {
     }
     fn into_outcome(self) -> (BfsOutcome, Work) {
         Bfs::into_outcome(self)
+    }
+}
+
+impl Search for Dfs {
+    type Outcome = DfsOutcome;
+    fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
+        Dfs::step(self, src, budget)
+    }
+    fn reserve(&mut self, budget: u64) {
+        Dfs::reserve(self, budget)
+    }
+    fn work(&self) -> Work {
+        Dfs::work(self)
+    }
+    fn into_outcome(self) -> (DfsOutcome, Work) {
+        Dfs::into_outcome(self)
     }
 }
 
