@@ -1,4 +1,4 @@
-use crate::{Direction, ListCursor, NeighborSource, Progress};
+use crate::{DenseSource, Direction, ListCursor, NeighborSource, Progress};
 use hashbrown::HashMap;
 
 /// An in-memory graph in compressed sparse row form, for both directions.
@@ -41,6 +41,7 @@ impl Csr {
         Self { offsets, targets }
     }
 
+    #[inline]
     fn row(&self, i: u32) -> &[u32] {
         let i = i as usize;
         &self.targets[self.offsets[i] as usize..self.offsets[i + 1] as usize]
@@ -135,6 +136,37 @@ impl NeighborSource for AdjacencyGraph {
 
     fn contains(&self, v: u64) -> bool {
         self.index.contains_key(&v)
+    }
+}
+
+impl DenseSource for AdjacencyGraph {
+    fn slots(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn slot(&self, v: u64) -> Option<u32> {
+        self.index.get(&v).copied()
+    }
+
+    fn vertex(&self, slot: u32) -> u64 {
+        self.ids[slot as usize]
+    }
+
+    #[inline]
+    fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
+        match dir {
+            Direction::Out => [self.out.row(slot), &[]],
+            Direction::In => [self.inc.row(slot), &[]],
+            Direction::Both => [self.out.row(slot), self.inc.row(slot)],
+        }
+    }
+
+    fn arc_total(&self, dir: Direction) -> u64 {
+        let arcs = self.out.targets.len() as u64;
+        match dir {
+            Direction::Both => 2 * arcs,
+            _ => arcs,
+        }
     }
 }
 

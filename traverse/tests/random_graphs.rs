@@ -6,48 +6,10 @@ use graph_traverse::{
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 
 mod common;
-use common::{TestGraph, random_graph};
-
-/// Reference distances from `start`, by a textbook BFS over an adjacency map.
-fn reference_distances(g: &TestGraph, start: u64, dir: Direction) -> HashMap<u64, u32> {
-    let mut adj: HashMap<u64, Vec<u64>> = HashMap::new();
-    for &(s, d) in &g.arcs {
-        if dir != Direction::In {
-            adj.entry(s).or_default().push(d);
-        }
-        if dir != Direction::Out {
-            adj.entry(d).or_default().push(s);
-        }
-    }
-    let mut dist = HashMap::from([(start, 0)]);
-    let mut queue = VecDeque::from([start]);
-    while let Some(v) = queue.pop_front() {
-        for &w in adj.get(&v).into_iter().flatten() {
-            if !dist.contains_key(&w) {
-                dist.insert(w, dist[&v] + 1);
-                queue.push_back(w);
-            }
-        }
-    }
-    dist
-}
-
-fn reference_levels(dist: &HashMap<u64, u32>, max_depth: Option<u32>) -> Vec<u64> {
-    let mut levels = Vec::new();
-    for &d in dist.values() {
-        if max_depth.is_some_and(|m| d > m) {
-            continue;
-        }
-        if levels.len() <= d as usize {
-            levels.resize(d as usize + 1, 0);
-        }
-        levels[d as usize] += 1;
-    }
-    levels
-}
+use common::{TestGraph, random_graph, reference_distances, reference_levels};
 
 fn is_path(g: &TestGraph, path: &[u64], dir: Direction) -> bool {
     let arcs: HashSet<(u64, u64)> = g.arcs.iter().copied().collect();

@@ -5,6 +5,7 @@
 use graph_traverse::{AdjacencyGraph, Direction, ListCursor, NeighborSource};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::{HashMap, VecDeque};
 
 /// A test graph: vertex ids (sparse, some isolated) and arcs (with self-loops and duplicates).
 pub struct TestGraph {
@@ -94,4 +95,42 @@ impl NeighborSource for ReversedPages<'_> {
     fn contains(&self, v: u64) -> bool {
         self.graph.contains(v)
     }
+}
+
+/// Reference distances from `start`, by a textbook BFS over an adjacency map.
+pub fn reference_distances(g: &TestGraph, start: u64, dir: Direction) -> HashMap<u64, u32> {
+    let mut adj: HashMap<u64, Vec<u64>> = HashMap::new();
+    for &(s, d) in &g.arcs {
+        if dir != Direction::In {
+            adj.entry(s).or_default().push(d);
+        }
+        if dir != Direction::Out {
+            adj.entry(d).or_default().push(s);
+        }
+    }
+    let mut dist = HashMap::from([(start, 0)]);
+    let mut queue = VecDeque::from([start]);
+    while let Some(v) = queue.pop_front() {
+        for &w in adj.get(&v).into_iter().flatten() {
+            if !dist.contains_key(&w) {
+                dist.insert(w, dist[&v] + 1);
+                queue.push_back(w);
+            }
+        }
+    }
+    dist
+}
+
+pub fn reference_levels(dist: &HashMap<u64, u32>, max_depth: Option<u32>) -> Vec<u64> {
+    let mut levels = Vec::new();
+    for &d in dist.values() {
+        if max_depth.is_some_and(|m| d > m) {
+            continue;
+        }
+        if levels.len() <= d as usize {
+            levels.resize(d as usize + 1, 0);
+        }
+        levels[d as usize] += 1;
+    }
+    levels
 }
