@@ -20,6 +20,7 @@ mod bfs;
 mod bidirectional;
 mod dfs;
 mod direction_optimizing;
+mod overlay;
 mod visited;
 
 pub use adjacency::{AdjacencyBuilder, AdjacencyGraph, BuildError};
@@ -27,6 +28,7 @@ pub use bfs::{Bfs, BfsOutcome, BfsQuery};
 pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
 pub use dfs::{Dfs, DfsOutcome, DfsQuery};
 pub use direction_optimizing::{DirectionOptimizingBfs, Switching};
+pub use overlay::{Change, OverlayStats};
 pub use visited::Visited;
 
 /// Which arcs a traversal follows from a vertex.
