@@ -1,10 +1,12 @@
 //! The Stage-2 traversal operator.
 //!
-//! Every algorithm here is written once, as a resumable state machine that reads the graph only
-//! through a [`NeighborSource`]. The SpacetimeDB module drives it over the table indexes inside
-//! short transactions (one [`Bfs::step`] or [`ShortestPath::step`] per transaction, bounded by a
-//! work budget), or over an in-memory [`AdjacencyGraph`] snapshot that it assembles with an
-//! [`AdjacencyBuilder`]; native tests drive the very same code over an [`AdjacencyGraph`].
+//! Every algorithm here is written once, as a resumable state machine ([`Search`]) that reads
+//! the graph only through a [`NeighborSource`] (or, for the direction-optimizing BFS, a
+//! [`DenseSource`]). The SpacetimeDB module drives it over the table indexes inside short
+//! transactions (one `step` per transaction, bounded by a work budget), or over an in-memory
+//! [`AdjacencyGraph`] snapshot that it assembles with an [`AdjacencyBuilder`] and can keep
+//! current by applying [`Change`]s (compacted in steps); native tests drive the very same code
+//! over an [`AdjacencyGraph`].
 //!
 //! - [`Bfs`]: level-synchronous index-hop BFS (optionally depth-bounded, optionally stopping at a
 //!   target, which makes it the unidirectional shortest path of the Stage-1 baseline).
