@@ -8,8 +8,8 @@ use crate::source::IndexSource;
 use crate::tx_runner::{Budget, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
 use graph_traverse::{
-    Bfs, BfsOutcome, BfsQuery, Direction, NeighborSource, PathOutcome, PathQuery, Progress, Search,
-    ShortestPath, Work,
+    Bfs, BfsOutcome, BfsQuery, Direction, DirectionOptimizingBfs, NeighborSource, PathOutcome,
+    PathQuery, Progress, Search, ShortestPath, Work,
 };
 use spacetimedb::{ProcedureContext, procedure};
 use std::cell::RefCell;
@@ -118,9 +118,9 @@ fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64
 /// `tx_budget` fixes the work units per transaction (0: paced to hold each for about 2 ms) and
 /// `yield_every_us` the time between yields (0: the default).
 ///
-/// Runs on this instance's snapshot of the graph if it is current; otherwise through the
-/// indexes, switching to a new snapshot once it has read a large share of the graph (see
-/// `snapshot`).
+/// Runs on this instance's snapshot of the graph if it is current (as a direction-optimizing
+/// BFS); otherwise through the indexes, switching to a new snapshot once it has read a large
+/// share of the graph (see `snapshot`).
 #[procedure]
 pub fn bfs(
     ctx: &mut ProcedureContext,
@@ -147,12 +147,12 @@ pub fn bfs(
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let (meta, existing) = snapshot::meta_and_existing(&mut runner, &[start]);
-    let new_bfs = || Bfs::new(query.clone(), id_bound(&meta));
+    let on_snapshot = |src: &SnapshotSource| DirectionOptimizingBfs::new(query.clone(), src);
     if let Some(snap) = snapshot::current(meta.version) {
-        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, new_bfs());
+        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, on_snapshot);
         return bfs_result(start, outcome, snapshot_stats(runner, work));
     }
-    let search = RefCell::new(new_bfs());
+    let search = RefCell::new(Bfs::new(query.clone(), id_bound(&meta)));
     let worth_a_snapshot = |bfs: &Bfs, runner: &TxRunner| {
         snapshot::worth_building(&meta, bfs.work().arcs_scanned, runner.stats.version_end)
     };
@@ -160,7 +160,7 @@ pub fn bfs(
         if let Some(snap) = snapshot::build(&mut runner, &meta, tx_budget) {
             let mut work = search.into_inner().work();
             work.arcs_scanned += meta.edges;
-            let (outcome, rest) = in_snapshot(&mut runner, &snap, existing, new_bfs());
+            let (outcome, rest) = in_snapshot(&mut runner, &snap, existing, on_snapshot);
             work += rest;
             return bfs_result(start, outcome, snapshot_stats(runner, work));
         }
@@ -174,7 +174,7 @@ pub fn bfs(
 
 /// Runs `search` through the indexes in paced transactions until it is done (returns `true`),
 /// or until `stop(search, runner)` says to stop between two transactions (returns `false`).
-fn through_indexes<S: Search>(
+fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
     runner: &mut TxRunner,
     tx_budget: u32,
     search: &RefCell<S>,
@@ -200,17 +200,19 @@ fn through_indexes<S: Search>(
     }
 }
 
-/// Runs a search to the end on a snapshot, outside any transaction, in paced steps with yields.
-fn in_snapshot<S: Search>(
+/// Runs the search that `new_search` sets up to the end on a snapshot, outside any transaction,
+/// in paced steps with yields.
+fn in_snapshot<'s, S: Search<SnapshotSource<'s>>>(
     runner: &mut TxRunner,
-    snap: &Snapshot,
+    snap: &'s Snapshot,
     existing: Vec<u64>,
-    mut search: S,
+    new_search: impl FnOnce(&SnapshotSource<'s>) -> S,
 ) -> (S::Outcome, Work) {
     let source = SnapshotSource {
         graph: &snap.graph,
         existing,
     };
+    let mut search = new_search(&source);
     let mut budget = Budget::from_arg(0);
     loop {
         let before = search.work().units();
@@ -276,7 +278,7 @@ pub fn shortest_path(
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let (meta, existing) = snapshot::meta_and_existing(&mut runner, &[source, target]);
     if let Some(snap) = snapshot::current(meta.version) {
-        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, new_search());
+        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, |_| new_search());
         return path_result(source, target, outcome, snapshot_stats(runner, work));
     }
     let search = RefCell::new(new_search());

@@ -16,7 +16,7 @@
 use crate::schema::{GraphMeta, edge, meta, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use graph_traverse::{
-    AdjacencyBuilder, AdjacencyGraph, Direction, ListCursor, NeighborSource, Progress,
+    AdjacencyBuilder, AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource, Progress,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -152,6 +152,30 @@ impl NeighborSource for SnapshotSource<'_> {
 
     fn contains(&self, v: u64) -> bool {
         self.graph.contains(v) || self.existing.contains(&v)
+    }
+}
+
+/// The snapshot's slots; a vertex in `existing` has none (it has no arcs).
+impl DenseSource for SnapshotSource<'_> {
+    fn slots(&self) -> usize {
+        self.graph.slots()
+    }
+
+    fn slot(&self, v: u64) -> Option<u32> {
+        self.graph.slot(v)
+    }
+
+    fn vertex(&self, slot: u32) -> u64 {
+        self.graph.vertex(slot)
+    }
+
+    #[inline]
+    fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
+        self.graph.rows(slot, dir)
+    }
+
+    fn arc_total(&self, dir: Direction) -> u64 {
+        self.graph.arc_total(dir)
     }
 }
 

@@ -69,6 +69,15 @@ impl fmt::Debug for ReferenceGraph {
 
 const UNREACHED: u32 = u32::MAX;
 
+/// What [`ReferenceGraph::dfs`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DfsTrace {
+    /// Every vertex reached, in the order it was first discovered; the start first.
+    pub preorder: Vec<u64>,
+    /// The most hops from the start at which a vertex was first discovered.
+    pub deepest: u32,
+}
+
 impl ReferenceGraph {
     /// The graph of `rows` (arcs `src -> dst`, in any order, repeats and self-loops allowed).
     pub fn new(rows: impl IntoIterator<Item = (u64, u64)>) -> Self {
@@ -152,6 +161,58 @@ impl ReferenceGraph {
             levels[d as usize] += 1;
         }
         Some(levels)
+    }
+
+    /// Depth-first search from `start` following `dir`: every vertex it reaches, in preorder
+    /// (the order of first discovery), and the deepest depth at which it discovered one. `None`
+    /// for an unknown start.
+    ///
+    /// The textbook recursive DFS, run on an explicit stack: a vertex's distinct neighbors are
+    /// visited in ascending id order. Without `max_depth`, a vertex is entered once. With
+    /// `max_depth = Some(d)`, vertices at depth `d` are not entered further, and a vertex
+    /// reached again by a shorter way than any before (fewer hops from `start` along the
+    /// current stack) is entered again from there, without being listed again, so that every
+    /// vertex within `d` hops is found.
+    pub fn dfs(&self, start: u64, dir: Direction, max_depth: Option<u32>) -> Option<DfsTrace> {
+        let start = self.index(start)?;
+        // Fewest hops along a stack that entered the vertex; UNREACHED until it is found.
+        let mut entered_at = vec![UNREACHED; self.ids.len()];
+        let mut trace = DfsTrace {
+            preorder: vec![self.ids[start as usize]],
+            deepest: 0,
+        };
+        entered_at[start as usize] = 0;
+        // One frame per vertex being entered: its depth, its sorted distinct neighbors (dense
+        // order is id order) and how many of them have been tried.
+        let sorted_neighbors = |v: u32| {
+            let mut next: Vec<u32> = self.adjacent(v, dir).collect();
+            next.sort_unstable();
+            next.dedup();
+            next
+        };
+        let mut stack = vec![(0u32, sorted_neighbors(start), 0usize)];
+        while let Some((depth, next, tried)) = stack.last_mut() {
+            let depth = *depth;
+            if max_depth == Some(depth) || *tried == next.len() {
+                stack.pop();
+                continue;
+            }
+            let w = next[*tried];
+            *tried += 1;
+            let enter = match entered_at[w as usize] {
+                UNREACHED => {
+                    trace.preorder.push(self.ids[w as usize]);
+                    trace.deepest = trace.deepest.max(depth + 1);
+                    true
+                }
+                before => max_depth.is_some() && depth + 1 < before,
+            };
+            if enter {
+                entered_at[w as usize] = depth + 1;
+                stack.push((depth + 1, sorted_neighbors(w), 0));
+            }
+        }
+        Some(trace)
     }
 
     /// Hops on a shortest path from `a` to `b` following `dir`: outer `None` if either vertex
@@ -399,6 +460,48 @@ mod tests {
         );
         assert_eq!(g.bfs_levels(200, Both, None), Some(vec![1, 1]));
         assert_eq!(g.bfs_levels(5, Out, None), None);
+    }
+
+    #[test]
+    fn dfs_preorder() {
+        // 1 -> 2 -> 4, 1 -> 3 -> 4 -> 5, 1 -> 5 and a duplicate 1 -> 3, a self-loop on 2.
+        let g = graph(&[
+            (1, 3),
+            (1, 2),
+            (2, 4),
+            (3, 4),
+            (4, 5),
+            (1, 5),
+            (1, 3),
+            (2, 2),
+        ]);
+        let dfs = |start, dir, max| g.dfs(start, dir, max).map(|t| (t.preorder, t.deepest));
+        assert_eq!(dfs(1, Out, None), Some((vec![1, 2, 4, 5, 3], 3)));
+        assert_eq!(dfs(5, In, None), Some((vec![5, 1, 4, 2, 3], 2)));
+        assert_eq!(dfs(3, Both, None), Some((vec![3, 1, 2, 4, 5], 4)));
+        assert_eq!(dfs(1, Out, Some(0)), Some((vec![1], 0)));
+        // Depth 1: 2, 3 and 5 are one hop away; 4 is not.
+        assert_eq!(dfs(1, Out, Some(1)), Some((vec![1, 2, 3, 5], 1)));
+        // Depth 2: 1 -> 2 -> 4 lists 4 at depth 2, which stops there; 5 is found later from 1.
+        assert_eq!(dfs(1, Out, Some(2)), Some((vec![1, 2, 4, 3, 5], 2)));
+        assert_eq!(dfs(9, Out, None), None);
+    }
+
+    #[test]
+    fn bounded_dfs_enters_again_by_a_shorter_way() {
+        // 0 -> 1 -> 2 -> 3 -> 4 and a shortcut 0 -> 3. With depth 3, the path through 1 finds
+        // 3 at depth 3 and stops; the shortcut enters 3 again at depth 1, which finds 4.
+        let g = graph(&[(0, 1), (1, 2), (2, 3), (3, 4), (0, 3)]);
+        let t = g.dfs(0, Out, Some(3)).unwrap();
+        assert_eq!((t.preorder, t.deepest), (vec![0, 1, 2, 3, 4], 3));
+        // Unbounded, nothing is entered twice: 4 is found below 3 at depth 4.
+        let t = g.dfs(0, Out, None).unwrap();
+        assert_eq!((t.preorder, t.deepest), (vec![0, 1, 2, 3, 4], 4));
+        // Depth 2: 4 is within two hops only through the shortcut.
+        let t = g.dfs(0, Out, Some(2)).unwrap();
+        assert_eq!((t.preorder, t.deepest), (vec![0, 1, 2, 3, 4], 2));
+        let t = g.dfs(0, Out, Some(1)).unwrap();
+        assert_eq!((t.preorder, t.deepest), (vec![0, 1, 3], 1));
     }
 
     #[test]

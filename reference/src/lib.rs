@@ -1,6 +1,6 @@
 //! Independent reference answers for the project's tests and benchmarks.
 //!
-//! [`ReferenceGraph`] answers neighbor, BFS and distance queries with textbook algorithms that
+//! [`ReferenceGraph`] answers neighbor, BFS, DFS and distance queries with textbook algorithms that
 //! share no code with the traversal operator in `graph-traverse` (only its `Direction` type),
 //! so that the operator, the module and every benchmarked system can be checked against it.
 //! [`generate`] builds the seeded synthetic graphs the tests and benchmarks run on.
@@ -8,5 +8,5 @@
 pub mod generate;
 mod graph;
 
-pub use graph::ReferenceGraph;
+pub use graph::{DfsTrace, ReferenceGraph};
 pub use graph_traverse::Direction;

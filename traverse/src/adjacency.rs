@@ -1,26 +1,39 @@
-use crate::{Direction, ListCursor, NeighborSource, Progress};
+use crate::overlay::Overlay;
+use crate::{DenseSource, Direction, ListCursor, NeighborSource, Progress};
 use hashbrown::HashMap;
 
-/// An in-memory graph in compressed sparse row form, for both directions.
+/// An in-memory graph in compressed sparse row form, for both directions, that can follow
+/// writes.
 ///
 /// Used by native tests, by the Stage-1 baseline (built at once from a full edge scan with
 /// [`AdjacencyGraph::new`]) and by the module's snapshot (built in bounded steps from sorted
 /// scans with [`AdjacencyBuilder`]). Duplicate arcs given to `new` are kept as given (the module's
 /// tables never hold any).
+///
+/// Vertices live in *slots* (its [`DenseSource`] numbering). Changes ([`apply`](Self::apply),
+/// [`insert_arc`](Self::insert_arc) and the like) go to an overlay of rewritten rows on top of
+/// the compressed rows, in time proportional to the rows they touch, and
+/// [`compact_step`](Self::compact_step) folds the overlay back into fresh compressed rows in
+/// bounded steps; see the `overlay` section of the methods.
 #[derive(Debug, Clone, Default)]
 pub struct AdjacencyGraph {
-    index: HashMap<u64, u32>,
-    /// Vertex ids by dense index.
-    ids: Vec<u64>,
-    out: Csr,
-    inc: Csr,
+    pub(crate) index: HashMap<u64, u32>,
+    /// Vertex ids by slot (a slot whose id does not map back to it holds no vertex).
+    pub(crate) ids: Vec<u64>,
+    /// The compressed rows of slots `0..out.offsets.len() - 1`; later slots have empty base rows.
+    pub(crate) out: Csr,
+    pub(crate) inc: Csr,
+    /// Arcs in the graph (duplicates given to `new` included).
+    pub(crate) arcs: usize,
+    /// Rows rewritten since the compressed rows were built, and free slots.
+    pub(crate) overlay: Overlay,
 }
 
 /// Rows of dense vertex indices: row `i` is `targets[offsets[i]..offsets[i + 1]]`.
 #[derive(Debug, Clone, Default)]
-struct Csr {
-    offsets: Vec<u32>,
-    targets: Vec<u32>,
+pub(crate) struct Csr {
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) targets: Vec<u32>,
 }
 
 impl Csr {
@@ -41,9 +54,19 @@ impl Csr {
         Self { offsets, targets }
     }
 
-    fn row(&self, i: u32) -> &[u32] {
+    /// Row `i`; empty past the last row.
+    #[inline]
+    pub(crate) fn row(&self, i: u32) -> &[u32] {
         let i = i as usize;
-        &self.targets[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&from), Some(&to)) => &self.targets[from as usize..to as usize],
+            _ => &[],
+        }
+    }
+
+    /// Bytes of its allocations.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        4 * (self.offsets.capacity() + self.targets.capacity())
     }
 }
 
@@ -62,10 +85,12 @@ impl AdjacencyGraph {
         let n = graph.ids.len();
         graph.out = Csr::build(n, dense.iter().copied());
         graph.inc = Csr::build(n, dense.iter().map(|&(s, d)| (d, s)));
+        graph.arcs = arcs.len();
         graph
     }
 
-    /// The dense index of `v`, adding it if new.
+    /// The slot of `v`, appending one if `v` is new (only while building: no free slot is
+    /// reused, and the new slot has empty base rows).
     fn add_vertex(&mut self, v: u64) -> u32 {
         let next = self.ids.len() as u32;
         let i = *self.index.entry(v).or_insert(next);
@@ -76,11 +101,25 @@ impl AdjacencyGraph {
     }
 
     pub fn vertex_count(&self) -> usize {
-        self.ids.len()
+        self.index.len()
     }
 
     pub fn arc_count(&self) -> usize {
-        self.out.targets.len()
+        self.arcs
+    }
+
+    /// The row of `slot`, outgoing or incoming: the overlay's if it rewrote it, else the
+    /// compressed one.
+    #[inline]
+    pub(crate) fn row(&self, slot: u32, incoming: bool) -> &[u32] {
+        if let Some(row) = self.overlay.row(slot, incoming) {
+            return row;
+        }
+        if incoming {
+            self.inc.row(slot)
+        } else {
+            self.out.row(slot)
+        }
     }
 }
 
@@ -99,12 +138,7 @@ impl NeighborSource for AdjacencyGraph {
         };
         let mut room = max.max(1);
         loop {
-            let csr = if cursor.incoming {
-                &self.inc
-            } else {
-                &self.out
-            };
-            let rest = &csr.row(i)[cursor.next as usize..];
+            let rest = &self.row(i, cursor.incoming)[cursor.next as usize..];
             let page = &rest[..rest.len().min(room)];
             out.extend(page.iter().map(|&t| self.ids[t as usize]));
             cursor.next += page.len() as u64;
@@ -123,8 +157,8 @@ impl NeighborSource for AdjacencyGraph {
 
     fn degree(&self, v: u64, dir: Direction) -> u64 {
         self.index.get(&v).map_or(0, |&i| {
-            let out = self.out.row(i).len() as u64;
-            let inc = self.inc.row(i).len() as u64;
+            let out = self.row(i, false).len() as u64;
+            let inc = self.row(i, true).len() as u64;
             match dir {
                 Direction::Out => out,
                 Direction::In => inc,
@@ -135,6 +169,37 @@ impl NeighborSource for AdjacencyGraph {
 
     fn contains(&self, v: u64) -> bool {
         self.index.contains_key(&v)
+    }
+}
+
+impl DenseSource for AdjacencyGraph {
+    fn slots(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn slot(&self, v: u64) -> Option<u32> {
+        self.index.get(&v).copied()
+    }
+
+    fn vertex(&self, slot: u32) -> u64 {
+        self.ids[slot as usize]
+    }
+
+    #[inline]
+    fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
+        match dir {
+            Direction::Out => [self.row(slot, false), &[]],
+            Direction::In => [self.row(slot, true), &[]],
+            Direction::Both => [self.row(slot, false), self.row(slot, true)],
+        }
+    }
+
+    fn arc_total(&self, dir: Direction) -> u64 {
+        let arcs = self.arcs as u64;
+        match dir {
+            Direction::Both => 2 * arcs,
+            _ => arcs,
+        }
     }
 }
 
@@ -299,6 +364,7 @@ impl AdjacencyBuilder {
                     row += 1;
                 }
                 self.phase = if row == rows {
+                    g.arcs = g.out.targets.len();
                     self.arrived = Csr::default();
                     self.arrived_from = Vec::new();
                     self.out_fill = Vec::new();

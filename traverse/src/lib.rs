@@ -1,24 +1,36 @@
 //! The Stage-2 traversal operator.
 //!
-//! Every algorithm here is written once, as a resumable state machine that reads the graph only
-//! through a [`NeighborSource`]. The SpacetimeDB module drives it over the table indexes inside
-//! short transactions (one [`Bfs::step`] or [`ShortestPath::step`] per transaction, bounded by a
-//! work budget), or over an in-memory [`AdjacencyGraph`] snapshot that it assembles with an
-//! [`AdjacencyBuilder`]; native tests drive the very same code over an [`AdjacencyGraph`].
+//! Every algorithm here is written once, as a resumable state machine ([`Search`]) that reads
+//! the graph only through a [`NeighborSource`] (or, for the direction-optimizing BFS, a
+//! [`DenseSource`]). The SpacetimeDB module drives it over the table indexes inside short
+//! transactions (one `step` per transaction, bounded by a work budget), or over an in-memory
+//! [`AdjacencyGraph`] snapshot that it assembles with an [`AdjacencyBuilder`] and can keep
+//! current by applying [`Change`]s (compacted in steps); native tests drive the very same code
+//! over an [`AdjacencyGraph`].
 //!
 //! - [`Bfs`]: level-synchronous index-hop BFS (optionally depth-bounded, optionally stopping at a
 //!   target, which makes it the unidirectional shortest path of the Stage-1 baseline).
 //! - [`ShortestPath`]: balanced bidirectional BFS that always grows the side whose frontier has the
 //!   smaller degree sum, and stops at the first meeting.
+//! - [`DirectionOptimizingBfs`]: BFS that switches between top-down and bottom-up levels
+//!   (Beamer et al.), over a [`DenseSource`] such as the in-memory [`AdjacencyGraph`].
+//! - [`Dfs`]: iterative depth-first search (neighbors in ascending id order, optionally
+//!   depth-bounded), with a preorder of the visited vertices.
 
 mod adjacency;
 mod bfs;
 mod bidirectional;
+mod dfs;
+mod direction_optimizing;
+mod overlay;
 mod visited;
 
 pub use adjacency::{AdjacencyBuilder, AdjacencyGraph, BuildError};
 pub use bfs::{Bfs, BfsOutcome, BfsQuery};
 pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
+pub use dfs::{Dfs, DfsOutcome, DfsQuery};
+pub use direction_optimizing::{DirectionOptimizingBfs, Switching};
+pub use overlay::{Change, OverlayStats};
 pub use visited::Visited;
 
 /// Which arcs a traversal follows from a vertex.
@@ -137,49 +149,68 @@ pub trait NeighborSource {
     }
 }
 
-/// A traversal that advances in budgeted steps, so that a caller drives [`Bfs`] and
-/// [`ShortestPath`] alike (see their inherent methods of the same names).
-pub trait Search {
+/// A [`NeighborSource`] whose vertices are numbered densely, in *slots* `0..slots()`, and whose
+/// lists can be read at once as slices of slots: what [`DirectionOptimizingBfs`] needs for its
+/// bitmaps and its bottom-up scans. The in-memory [`AdjacencyGraph`] offers it; a source that
+/// reads table indexes does not.
+///
+/// A slot may hold no vertex (a removed one): such a slot has empty rows and is never reached.
+/// A vertex without a slot may still exist (`contains`), with no arcs: the module's snapshot
+/// holds only vertices that have arcs.
+pub trait DenseSource: NeighborSource {
+    /// Number of slots: every slot is below this.
+    fn slots(&self) -> usize;
+    /// The slot of vertex `v`, if it has one.
+    fn slot(&self, v: u64) -> Option<u32>;
+    /// The vertex id in `slot` (meaningless for a slot that holds none).
+    fn vertex(&self, slot: u32) -> u64;
+    /// The arcs of `slot` followed in `dir`, as slots: for `Out` or `In` one row (and an empty
+    /// one), for `Both` the outgoing row, then the incoming one. Together they hold what
+    /// [`NeighborSource::neighbors`] returns, in slots.
+    fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2];
+    /// The total length of the rows of every slot in `dir`.
+    fn arc_total(&self, dir: Direction) -> u64;
+}
+
+/// A traversal that advances in budgeted steps over a source of type `S`, so that a caller
+/// drives [`Bfs`], [`Dfs`], [`ShortestPath`] (over any [`NeighborSource`]) and
+/// [`DirectionOptimizingBfs`] (over a [`DenseSource`]) alike (see their inherent methods of the
+/// same names).
+pub trait Search<S: ?Sized> {
     type Outcome;
     /// Does about `budget` units of work; see [`Bfs::step`].
-    fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress;
+    fn step(&mut self, src: &S, budget: u64) -> Progress;
     /// Grows buffers for a step of `budget` units ahead of it.
     fn reserve(&mut self, budget: u64);
     fn work(&self) -> Work;
     fn into_outcome(self) -> (Self::Outcome, Work);
 }
 
-impl Search for Bfs {
-    type Outcome = BfsOutcome;
-    fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
-        Bfs::step(self, src, budget)
-    }
-    fn reserve(&mut self, budget: u64) {
-        Bfs::reserve(self, budget)
-    }
-    fn work(&self) -> Work {
-        Bfs::work(self)
-    }
-    fn into_outcome(self) -> (BfsOutcome, Work) {
-        Bfs::into_outcome(self)
-    }
+/// Implements [`Search`] for a search type by forwarding to its inherent methods.
+macro_rules! impl_search {
+    ($search:ty, $outcome:ty, $bound:path) => {
+        impl<S: $bound + ?Sized> Search<S> for $search {
+            type Outcome = $outcome;
+            fn step(&mut self, src: &S, budget: u64) -> Progress {
+                <$search>::step(self, src, budget)
+            }
+            fn reserve(&mut self, budget: u64) {
+                <$search>::reserve(self, budget)
+            }
+            fn work(&self) -> Work {
+                <$search>::work(self)
+            }
+            fn into_outcome(self) -> ($outcome, Work) {
+                <$search>::into_outcome(self)
+            }
+        }
+    };
 }
 
-impl Search for ShortestPath {
-    type Outcome = PathOutcome;
-    fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
-        ShortestPath::step(self, src, budget)
-    }
-    fn reserve(&mut self, budget: u64) {
-        ShortestPath::reserve(self, budget)
-    }
-    fn work(&self) -> Work {
-        ShortestPath::work(self)
-    }
-    fn into_outcome(self) -> (PathOutcome, Work) {
-        ShortestPath::into_outcome(self)
-    }
-}
+impl_search!(Bfs, BfsOutcome, NeighborSource);
+impl_search!(Dfs, DfsOutcome, NeighborSource);
+impl_search!(ShortestPath, PathOutcome, NeighborSource);
+impl_search!(DirectionOptimizingBfs, BfsOutcome, DenseSource);
 
 /// Work done by a traversal; the module reports it and uses it as the transaction budget.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -6,93 +6,10 @@ use graph_traverse::{
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 
-/// A test graph: vertex ids (sparse, some isolated) and arcs (with self-loops and duplicates).
-struct TestGraph {
-    vertices: Vec<u64>,
-    arcs: Vec<(u64, u64)>,
-}
-
-/// Generates a random graph: uniform endpoints or power-law (Chung-Lu-like) endpoints.
-fn random_graph(seed: u64) -> TestGraph {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let n = rng.gen_range(1..60usize);
-    let sparse = rng.gen_bool(0.5);
-    let ids: Vec<u64> = (0..n as u64)
-        .map(|i| if sparse { i * 7919 + 13 } else { i })
-        .collect();
-    let power_law = rng.gen_bool(0.5);
-    let weights: Vec<f64> = (0..n).map(|i| 1.0 / (i as f64 + 1.0).powf(0.7)).collect();
-    let total: f64 = weights.iter().sum();
-    let pick = |rng: &mut ChaCha8Rng| -> u64 {
-        if !power_law {
-            return ids[rng.gen_range(0..n)];
-        }
-        let mut x = rng.gen_range(0.0..total);
-        for (i, w) in weights.iter().enumerate() {
-            if x < *w {
-                return ids[i];
-            }
-            x -= w;
-        }
-        ids[n - 1]
-    };
-    let m = rng.gen_range(0..n * 3);
-    let mut arcs = Vec::with_capacity(m + 4);
-    for _ in 0..m {
-        let a = pick(&mut rng);
-        let b = pick(&mut rng);
-        arcs.push((a, b));
-    }
-    // Deliberate self-loops and duplicates.
-    if n > 1 && !arcs.is_empty() {
-        arcs.push(arcs[0]);
-        arcs.push((ids[1], ids[1]));
-    }
-    TestGraph {
-        vertices: ids,
-        arcs,
-    }
-}
-
-/// Reference distances from `start`, by a textbook BFS over an adjacency map.
-fn reference_distances(g: &TestGraph, start: u64, dir: Direction) -> HashMap<u64, u32> {
-    let mut adj: HashMap<u64, Vec<u64>> = HashMap::new();
-    for &(s, d) in &g.arcs {
-        if dir != Direction::In {
-            adj.entry(s).or_default().push(d);
-        }
-        if dir != Direction::Out {
-            adj.entry(d).or_default().push(s);
-        }
-    }
-    let mut dist = HashMap::from([(start, 0)]);
-    let mut queue = VecDeque::from([start]);
-    while let Some(v) = queue.pop_front() {
-        for &w in adj.get(&v).into_iter().flatten() {
-            if !dist.contains_key(&w) {
-                dist.insert(w, dist[&v] + 1);
-                queue.push_back(w);
-            }
-        }
-    }
-    dist
-}
-
-fn reference_levels(dist: &HashMap<u64, u32>, max_depth: Option<u32>) -> Vec<u64> {
-    let mut levels = Vec::new();
-    for &d in dist.values() {
-        if max_depth.is_some_and(|m| d > m) {
-            continue;
-        }
-        if levels.len() <= d as usize {
-            levels.resize(d as usize + 1, 0);
-        }
-        levels[d as usize] += 1;
-    }
-    levels
-}
+mod common;
+use common::{TestGraph, random_graph, reference_distances, reference_levels};
 
 fn is_path(g: &TestGraph, path: &[u64], dir: Direction) -> bool {
     let arcs: HashSet<(u64, u64)> = g.arcs.iter().copied().collect();

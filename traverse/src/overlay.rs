@@ -1,0 +1,449 @@
+//! Changes to an [`AdjacencyGraph`]: an overlay of rewritten rows on top of the compressed rows,
+//! and a compaction, in bounded steps, that folds the overlay into fresh compressed rows.
+//!
+//! A row that a change touches is copied once into the overlay (copy on write) and edited there;
+//! reads of it return the copy, so every row, rewritten or not, stays one contiguous slice of
+//! slots (what [`crate::DenseSource::rows`] hands out). A change costs the length of the rows it
+//! touches, never the size of the graph. Slots are never renumbered: a removed vertex leaves an
+//! empty slot that a later vertex reuses, so the id → slot index never needs rebuilding.
+//!
+//! Compaction runs in steps between which the graph stays fully usable, changes included: its
+//! first step freezes the overlay, later changes go to a new overlay on top of the frozen one,
+//! and the steps copy the compressed rows with the frozen overlay folded in. When the copy is
+//! complete it replaces the compressed rows and the frozen overlay is dropped; the rows rewritten
+//! since still shadow the new compressed rows, which is right, because a rewritten row is the
+//! whole row.
+
+use crate::Progress;
+use crate::adjacency::{AdjacencyGraph, Csr};
+use hashbrown::HashMap;
+
+/// One change to a graph. Arcs are a set: inserting an arc that exists, removing one that does
+/// not, inserting a vertex that exists or removing one that does not, changes nothing. (A graph
+/// built by [`AdjacencyGraph::new`] from duplicate arcs keeps them until the arc is removed,
+/// which removes every copy.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Change {
+    /// Adds the arc `src → dst`, and either endpoint that is not a vertex yet.
+    InsertArc {
+        src: u64,
+        dst: u64,
+    },
+    RemoveArc {
+        src: u64,
+        dst: u64,
+    },
+    InsertVertex(u64),
+    /// Removes the vertex with all its arcs.
+    RemoveVertex(u64),
+}
+
+/// How large a graph's overlay is, to decide when to compact (all counts kept as changes are
+/// applied: reading them costs nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverlayStats {
+    /// Rewritten rows (outgoing and incoming counted apart).
+    pub rows: usize,
+    /// Slots held in rewritten rows: 4 bytes each beside the compressed rows, and what a
+    /// compaction folds in.
+    pub entries: usize,
+    /// Slots held in the compressed rows (twice their arcs).
+    pub base_entries: usize,
+    /// Slots of removed vertices, empty until a new vertex reuses them.
+    pub free_slots: usize,
+    /// Changes that took effect since the compressed rows were built (or since the compaction
+    /// under way began, plus those it folds in).
+    pub changes: u64,
+    /// Whether a compaction is under way.
+    pub compacting: bool,
+}
+
+impl OverlayStats {
+    /// Overlay entries per compressed entry: reads of rewritten rows cost a hash lookup more,
+    /// and their memory is extra, so a caller might compact once this passes, say, 0.25.
+    pub fn share(&self) -> f64 {
+        self.entries as f64 / self.base_entries.max(1) as f64
+    }
+}
+
+/// Rewritten rows of one direction: which slots have one (a bitmap, so that reading a row that
+/// was not rewritten costs one bit test), and the rows.
+#[derive(Debug, Clone, Default)]
+struct Rows {
+    bits: Vec<u64>,
+    map: HashMap<u32, Vec<u32>>,
+    /// Total length of the rows.
+    entries: usize,
+}
+
+impl Rows {
+    #[inline]
+    fn get(&self, slot: u32) -> Option<&[u32]> {
+        if self.map.is_empty() {
+            return None;
+        }
+        let word = *self.bits.get(slot as usize / 64)?;
+        if word & (1 << (slot % 64)) == 0 {
+            return None;
+        }
+        self.map.get(&slot).map(Vec::as_slice)
+    }
+
+    /// The row of `slot`, which must be in the map once `bits` says so.
+    fn get_mut(&mut self, slot: u32) -> Option<&mut Vec<u32>> {
+        self.map.get_mut(&slot)
+    }
+
+    fn insert(&mut self, slot: u32, row: Vec<u32>) {
+        let word = slot as usize / 64;
+        if self.bits.len() <= word {
+            self.bits.resize(word + 1, 0);
+        }
+        self.bits[word] |= 1 << (slot % 64);
+        self.entries += row.len();
+        if let Some(old) = self.map.insert(slot, row) {
+            self.entries -= old.len();
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        8 * self.bits.capacity()
+            + self.map.allocation_size()
+            + self
+                .map
+                .values()
+                .map(|row| 4 * row.capacity())
+                .sum::<usize>()
+    }
+}
+
+/// The rewritten outgoing and incoming rows of one generation of changes.
+#[derive(Debug, Clone, Default)]
+struct Layer {
+    out: Rows,
+    inc: Rows,
+    /// Changes that took effect in this layer.
+    changes: u64,
+}
+
+impl Layer {
+    fn rows(&self, incoming: bool) -> &Rows {
+        if incoming { &self.inc } else { &self.out }
+    }
+
+    fn rows_mut(&mut self, incoming: bool) -> &mut Rows {
+        if incoming {
+            &mut self.inc
+        } else {
+            &mut self.out
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.out.map.is_empty() && self.inc.map.is_empty()
+    }
+}
+
+/// A compaction under way: fresh compressed rows for slots `0..slots`, filled slot by slot,
+/// outgoing rows first.
+#[derive(Debug, Clone)]
+struct Compaction {
+    slots: usize,
+    out: Csr,
+    inc: Csr,
+    next: usize,
+    incoming: bool,
+}
+
+/// The overlay of an [`AdjacencyGraph`] (see the module documentation).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Overlay {
+    /// Rows rewritten since the last compaction began.
+    active: Layer,
+    /// While a compaction runs: the rows rewritten before it began, which it folds in.
+    frozen: Layer,
+    compaction: Option<Box<Compaction>>,
+    /// Slots of removed vertices (with empty rows), reused by new vertices.
+    free: Vec<u32>,
+}
+
+impl Overlay {
+    /// The rewritten row of `slot`, if there is one.
+    #[inline]
+    pub(crate) fn row(&self, slot: u32, incoming: bool) -> Option<&[u32]> {
+        self.active
+            .rows(incoming)
+            .get(slot)
+            .or_else(|| self.frozen.rows(incoming).get(slot))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let layers = [&self.active, &self.frozen]
+            .iter()
+            .map(|l| l.out.heap_bytes() + l.inc.heap_bytes())
+            .sum::<usize>();
+        let compaction = self.compaction.as_ref().map_or(0, |c| {
+            std::mem::size_of::<Compaction>() + c.out.heap_bytes() + c.inc.heap_bytes()
+        });
+        layers + compaction + 4 * self.free.capacity()
+    }
+}
+
+/// # Following writes
+impl AdjacencyGraph {
+    /// Applies `changes` in order; returns how many took effect (see [`Change`]).
+    pub fn apply(&mut self, changes: impl IntoIterator<Item = Change>) -> usize {
+        changes
+            .into_iter()
+            .filter(|&change| match change {
+                Change::InsertArc { src, dst } => self.insert_arc(src, dst),
+                Change::RemoveArc { src, dst } => self.remove_arc(src, dst),
+                Change::InsertVertex(v) => self.insert_vertex(v),
+                Change::RemoveVertex(v) => self.remove_vertex(v),
+            })
+            .count()
+    }
+
+    /// Adds vertex `v` (without arcs) unless it exists; returns whether it was added.
+    pub fn insert_vertex(&mut self, v: u64) -> bool {
+        if self.index.contains_key(&v) {
+            return false;
+        }
+        self.new_slot(v);
+        self.overlay.active.changes += 1;
+        true
+    }
+
+    /// Removes vertex `v` and all its arcs unless it does not exist; returns whether it was
+    /// removed. Costs the length of its rows and of its neighbors' rows (each rewritten once).
+    pub fn remove_vertex(&mut self, v: u64) -> bool {
+        let Some(slot) = self.index.remove(&v) else {
+            return false;
+        };
+        let mut outs = self.row(slot, false).to_vec();
+        let mut ins = self.row(slot, true).to_vec();
+        let loops = outs.iter().filter(|&&w| w == slot).count();
+        self.arcs -= outs.len() + ins.len() - loops;
+        for (neighbors, incoming) in [(&mut outs, true), (&mut ins, false)] {
+            neighbors.sort_unstable();
+            neighbors.dedup();
+            for &w in neighbors.iter().filter(|&&w| w != slot) {
+                self.remove_entries(w, incoming, slot);
+            }
+        }
+        for incoming in [false, true] {
+            self.overlay
+                .active
+                .rows_mut(incoming)
+                .insert(slot, Vec::new());
+        }
+        self.overlay.free.push(slot);
+        self.overlay.active.changes += 1;
+        true
+    }
+
+    /// Adds the arc `src → dst` (and either endpoint that is missing) unless it exists; returns
+    /// whether it was added. Costs the length of the shorter of `src`'s outgoing and `dst`'s
+    /// incoming rows, and the first time a row is rewritten, its length.
+    pub fn insert_arc(&mut self, src: u64, dst: u64) -> bool {
+        let s = self.slot_or_new(src);
+        let d = self.slot_or_new(dst);
+        if self.has_arc(s, d) {
+            return false;
+        }
+        self.push_entry(s, false, d);
+        self.push_entry(d, true, s);
+        self.arcs += 1;
+        self.overlay.active.changes += 1;
+        true
+    }
+
+    /// Removes the arc `src → dst` (every copy of it) unless it does not exist; returns whether
+    /// it was removed. Costs as [`insert_arc`](Self::insert_arc).
+    pub fn remove_arc(&mut self, src: u64, dst: u64) -> bool {
+        let (Some(&s), Some(&d)) = (self.index.get(&src), self.index.get(&dst)) else {
+            return false;
+        };
+        if !self.has_arc(s, d) {
+            return false;
+        }
+        let copies = self.remove_entries(s, false, d);
+        self.remove_entries(d, true, s);
+        self.arcs -= copies;
+        self.overlay.active.changes += 1;
+        true
+    }
+
+    /// How large the overlay is (see [`OverlayStats::share`]).
+    pub fn overlay_stats(&self) -> OverlayStats {
+        let layers = [&self.overlay.active, &self.overlay.frozen];
+        OverlayStats {
+            rows: layers
+                .iter()
+                .map(|l| l.out.map.len() + l.inc.map.len())
+                .sum(),
+            entries: layers.iter().map(|l| l.out.entries + l.inc.entries).sum(),
+            base_entries: self.out.targets.len() + self.inc.targets.len(),
+            free_slots: self.overlay.free.len(),
+            changes: layers.iter().map(|l| l.changes).sum(),
+            compacting: self.overlay.compaction.is_some(),
+        }
+    }
+
+    /// Folds the overlay into fresh compressed rows, about `budget` slots and arcs of work per
+    /// call (a row is copied whole, so a step may exceed its budget by one row's length);
+    /// returns [`Progress::Done`] once the new rows are in place, at once if there is nothing
+    /// to fold. Between steps the graph answers every query and takes every change as usual
+    /// (changes made meanwhile stay in the overlay). While it runs, the fresh rows are
+    /// allocated beside the old ones: memory peaks near twice the compressed rows.
+    pub fn compact_step(&mut self, budget: u64) -> Progress {
+        let budget = usize::try_from(budget.max(1)).unwrap_or(usize::MAX);
+        let Overlay {
+            active,
+            frozen,
+            compaction,
+            ..
+        } = &mut self.overlay;
+        let Some(c) = compaction else {
+            if active.is_empty() {
+                return Progress::Done;
+            }
+            // Freeze the overlay; the fresh rows hold exactly the arcs there are now.
+            *frozen = std::mem::take(active);
+            let slots = self.ids.len();
+            assert!(
+                self.arcs < u32::MAX as usize,
+                "too many arcs for compressed rows"
+            );
+            let fresh = || {
+                let mut offsets = Vec::with_capacity(slots + 1);
+                offsets.push(0);
+                Csr {
+                    offsets,
+                    targets: Vec::with_capacity(self.arcs),
+                }
+            };
+            *compaction = Some(Box::new(Compaction {
+                slots,
+                out: fresh(),
+                inc: fresh(),
+                next: 0,
+                incoming: false,
+            }));
+            return Progress::Suspended;
+        };
+        let mut work = 0;
+        while work < budget {
+            if c.next == c.slots {
+                if c.incoming {
+                    let c = *compaction.take().expect("a compaction is under way");
+                    self.out = c.out;
+                    self.inc = c.inc;
+                    *frozen = Layer::default();
+                    return Progress::Done;
+                }
+                c.incoming = true;
+                c.next = 0;
+                continue;
+            }
+            let slot = c.next as u32;
+            let row = match frozen.rows(c.incoming).get(slot) {
+                Some(row) => row,
+                None if c.incoming => self.inc.row(slot),
+                None => self.out.row(slot),
+            };
+            let fresh = if c.incoming { &mut c.inc } else { &mut c.out };
+            fresh.targets.extend_from_slice(row);
+            fresh.offsets.push(fresh.targets.len() as u32);
+            work += 1 + row.len();
+            c.next += 1;
+        }
+        Progress::Suspended
+    }
+
+    /// Folds the whole overlay into fresh compressed rows at once (see
+    /// [`compact_step`](Self::compact_step)): finishes a compaction under way, then folds in
+    /// the changes made during it.
+    pub fn compact(&mut self) {
+        loop {
+            while self.compact_step(u64::MAX) == Progress::Suspended {}
+            if self.overlay.active.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Bytes the graph has allocated: the sum of its allocations' capacities (the id index, the
+    /// ids, the compressed rows, the overlay and a compaction under way), not counting the
+    /// allocator's own overhead.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.allocation_size()
+            + 8 * self.ids.capacity()
+            + self.out.heap_bytes()
+            + self.inc.heap_bytes()
+            + self.overlay.heap_bytes()
+    }
+
+    /// The slot of `v`, giving it one (a free slot if there is one) if it is new.
+    fn slot_or_new(&mut self, v: u64) -> u32 {
+        match self.index.get(&v) {
+            Some(&slot) => slot,
+            None => {
+                self.overlay.active.changes += 1;
+                self.new_slot(v)
+            }
+        }
+    }
+
+    fn new_slot(&mut self, v: u64) -> u32 {
+        let slot = match self.overlay.free.pop() {
+            // A free slot's rows are empty.
+            Some(slot) => {
+                self.ids[slot as usize] = v;
+                slot
+            }
+            None => {
+                self.ids.push(v);
+                u32::try_from(self.ids.len() - 1).expect("fewer than 2^32 slots")
+            }
+        };
+        self.index.insert(v, slot);
+        slot
+    }
+
+    /// Whether the arc `s → d` exists, read from the shorter of the two rows that hold it.
+    fn has_arc(&self, s: u32, d: u32) -> bool {
+        let (out, inc) = (self.row(s, false), self.row(d, true));
+        if out.len() <= inc.len() {
+            out.contains(&d)
+        } else {
+            inc.contains(&s)
+        }
+    }
+
+    /// The rewritable row of `slot`: copied into the overlay the first time.
+    fn row_mut(&mut self, slot: u32, incoming: bool) -> &mut Vec<u32> {
+        if self.overlay.active.rows(incoming).get(slot).is_none() {
+            let copy = self.row(slot, incoming).to_vec();
+            self.overlay.active.rows_mut(incoming).insert(slot, copy);
+        }
+        let rows = self.overlay.active.rows_mut(incoming);
+        rows.get_mut(slot).expect("a rewritten row")
+    }
+
+    /// Appends `x` to the row of `slot`.
+    fn push_entry(&mut self, slot: u32, incoming: bool, x: u32) {
+        self.row_mut(slot, incoming).push(x);
+        self.overlay.active.rows_mut(incoming).entries += 1;
+    }
+
+    /// Removes every `x` from the row of `slot`; returns how many there were.
+    fn remove_entries(&mut self, slot: u32, incoming: bool, x: u32) -> usize {
+        let row = self.row_mut(slot, incoming);
+        let before = row.len();
+        row.retain(|&y| y != x);
+        let removed = before - row.len();
+        self.overlay.active.rows_mut(incoming).entries -= removed;
+        removed
+    }
+}
