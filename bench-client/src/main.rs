@@ -71,15 +71,16 @@ struct Args {
         default_value = "neighbors,bfs,bfs-depth,path"
     )]
     workloads: Vec<Workload>,
-    /// Comma-separated systems: stdb (the Stage-2 procedures), stdb-stage1 (full-scan
-    /// procedures), stdb-stage1-reducer (full-scan reducers), and the peers neo4j (plain
+    /// Comma-separated systems: stdb (the Stage-2 procedures over the SDK's WebSocket),
+    /// stdb-http (the same over the HTTP call route), stdb-stage1 (full-scan procedures),
+    /// stdb-stage1-reducer (full-scan reducers), and the peers neo4j (plain
     /// Cypher), neo4j-apoc (APOC) and postgres (recursive CTEs), which `scripts/peers` starts.
     /// `--modes` is accepted as another name.
     #[arg(
         long,
         visible_alias = "modes",
         value_delimiter = ',',
-        default_value = "stdb,stdb-stage1,stdb-stage1-reducer",
+        default_value = "stdb,stdb-http,stdb-stage1,stdb-stage1-reducer",
         value_parser = parse_system
     )]
     systems: Vec<String>,
@@ -187,17 +188,23 @@ fn main() -> anyhow::Result<()> {
             && system.store() == stdb::STORE
             && args.roundtrip_calls > 0
         {
-            for (workload, procedure) in stdb::FLOOR {
-                let calls = stdb::round_trip(db, workload, procedure, args.roundtrip_calls)?;
-                let s = Summary::of(workload, stdb::STORE, "-", &calls);
-                println!(
-                    "{workload}: {} calls, p50 {}, p99 {}",
-                    s.e2e.count,
-                    fmt_us(s.e2e.p50),
-                    fmt_us(s.e2e.p99)
-                );
-                results.push(s);
-                samples.extend(calls);
+            let over_http = args.systems.iter().any(|s| s == "stdb-http");
+            let transports = std::iter::once(db.clone()).chain(over_http.then(|| db.over_http()));
+            for db in transports {
+                for (workload, procedure) in stdb::FLOOR {
+                    let calls = stdb::round_trip(&db, workload, procedure, args.roundtrip_calls)?;
+                    let system = stdb::floor_system(&db);
+                    let s = Summary::of(workload, system, "-", &calls);
+                    println!(
+                        "{workload} ({}): {} calls, p50 {}, p99 {}",
+                        db.transport(),
+                        s.e2e.count,
+                        fmt_us(s.e2e.p50),
+                        fmt_us(s.e2e.p99)
+                    );
+                    results.push(s);
+                    samples.extend(calls);
+                }
             }
         }
         for &workload in &args.workloads {
@@ -252,8 +259,8 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The SpacetimeDB server's database, with the token of `--token` or a new identity, the
-/// module published first with `--publish` (clearing its data).
+/// The SpacetimeDB server's database over the WebSocket, with the token of `--token` or a new
+/// identity, the module published first with `--publish` (clearing its data).
 fn connect_stdb(args: &Args) -> anyhow::Result<GraphDb> {
     let server = Server::new(&args.server);
     let server = match &args.token {
@@ -272,7 +279,7 @@ fn connect_stdb(args: &Args) -> anyhow::Result<GraphDb> {
             args.database
         );
     }
-    Ok(GraphDb::new(server, &args.database))
+    Ok(GraphDb::websocket(server, &args.database, None))
 }
 
 /// The system `name` (one of `model::SYSTEMS`), connected; `db` is SpacetimeDB's database.
@@ -288,6 +295,15 @@ fn connect(
     };
     match name {
         "stdb" => stdb(Mode::Stage2),
+        "stdb-http" => {
+            let db = db.context("SpacetimeDB is not connected")?.over_http();
+            Ok(Box::new(SpacetimeDb::new(
+                db,
+                Mode::Stage2,
+                tx,
+                &args.server_kind,
+            )))
+        }
         "stdb-stage1" => stdb(Mode::Stage1Procedure),
         "stdb-stage1-reducer" => stdb(Mode::Stage1Reducer),
         "neo4j" => Ok(Box::new(Neo4j::connect(&args.neo4j, false)?)),
@@ -341,10 +357,8 @@ fn writers_vs_traversals(
     tx: TxOptions,
     traversal: Query,
 ) -> anyhow::Result<Vec<Contention>> {
-    let writer = GraphDb::new(
-        Server::new(&args.server).with_token(db.server().token().unwrap_or_default()),
-        &args.database,
-    );
+    // A connection of its own: the writes must not queue behind the traversals' calls.
+    let writer = db.reconnect();
     let first_id = db.info()?.max_vertex_id + 1_000_000;
     let phases = [
         (Mode::Stage2, "Stage-2 full BFS loop", first_id, args.writes),

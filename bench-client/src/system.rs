@@ -4,6 +4,7 @@
 
 use crate::workloads::Workload;
 use graph_client::graph::{Direction, QueryStats};
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// One question, the same for every system. Edges are arcs `src -> dst`; `Direction::Both`
@@ -89,7 +90,59 @@ pub struct Answer {
     /// engine's in-process time. `None` when the system reports none.
     pub server_us: Option<u64>,
     /// The module's own account of the query's transactions (SpacetimeDB procedures only).
-    pub stats: Option<QueryStats>,
+    pub stats: Option<TxStats>,
+}
+
+/// The module's [`QueryStats`] as the reports record them (plain serde, unlike the generated
+/// type, which serializes as SATS).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxStats {
+    pub transactions: u32,
+    pub yields: u32,
+    pub max_hold_us: u64,
+    pub total_hold_us: u64,
+    pub slow_transactions: u32,
+    pub total_us: u64,
+    pub vertices_expanded: u64,
+    pub edges_scanned: u64,
+    pub lookups: u64,
+    pub version_start: u64,
+    pub version_end: u64,
+    pub from_snapshot: bool,
+}
+
+impl From<&QueryStats> for TxStats {
+    fn from(s: &QueryStats) -> Self {
+        // Destructured in full, so that a field added to the module fails to compile here.
+        let QueryStats {
+            transactions,
+            yields,
+            max_hold_us,
+            total_hold_us,
+            slow_transactions,
+            total_us,
+            vertices_expanded,
+            edges_scanned,
+            lookups,
+            version_start,
+            version_end,
+            from_snapshot,
+        } = *s;
+        TxStats {
+            transactions,
+            yields,
+            max_hold_us,
+            total_hold_us,
+            slow_transactions,
+            total_us,
+            vertices_expanded,
+            edges_scanned,
+            lookups,
+            version_start,
+            version_end,
+            from_snapshot,
+        }
+    }
 }
 
 impl From<Reply> for Answer {

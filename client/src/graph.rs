@@ -1,31 +1,61 @@
-//! Typed access to the graph module's reducers and procedures.
+//! Typed access to the graph module's reducers and procedures, over either of SpacetimeDB's
+//! client transports: the SDK's WebSocket (one connection, calls pipelined) or the HTTP call
+//! route (SATS-JSON).
 //!
-//! The types mirror the module's SATS types as they travel in SpacetimeDB's HTTP API: products as
-//! positional arrays (serde's derived structs read those), sums (enums, `Option`, `Result`) as
-//! `[tag, payload]` with tags in declaration order. Arguments may name sum variants instead:
-//! `{"some": v}` / `{"none": {}}`.
+//! Every argument and result type is the generated one from [`crate::module_bindings`], on both
+//! transports: HTTP sends a procedure's generated argument struct as SATS-JSON and decodes its
+//! answer into the generated return type, so a field added to the module cannot be decoded
+//! silently wrong by a hand-written copy.
 
 use crate::edgelist::EdgeList;
+use crate::module_bindings::{self as mb, DbConnection};
 use crate::server::{Server, ServerError};
-use serde::de::{DeserializeOwned, Error as _};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use crate::ws::{Reply, WsError, WsLink};
+use serde_json::Value;
+use spacetimedb_sdk::__codegen::__sats;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use thiserror::Error;
+
+pub use crate::module_bindings::{
+    BfsResult, GraphError, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus, QueryStats,
+};
+/// Which arcs a query follows: the module's own type, shared so that both parse alike.
+pub use graph_traverse::Direction;
 
 /// Most edges per load call: the module's own limit.
 pub const MAX_BATCH_EDGES: usize = 200_000;
-/// Largest call body the loader builds (SpacetimeDB refuses bodies over 2 MB).
+/// Largest HTTP call body the loader builds (SpacetimeDB refuses bodies over 2 MB).
 pub const MAX_BODY_BYTES: usize = 1_900_000;
 
 #[derive(Debug, Error)]
 pub enum ClientError {
+    /// The HTTP transport failed, or the server answered with an HTTP error.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// The WebSocket connection could not be opened, or dropped before the answer came.
+    #[error(transparent)]
+    Connection(#[from] WsError),
+    /// The reducer ran and failed (returned `Err` or panicked): nothing was committed.
+    #[error("reducer `{reducer}` failed: {message}")]
+    ReducerFailed { reducer: String, message: String },
+    /// The host could not run the function (unknown name, bad arguments, a procedure that
+    /// panicked, ...).
+    #[error("`{function}` could not run: {message}")]
+    Internal { function: String, message: String },
     /// The module refused the query; see [`GraphError`].
     #[error("{0}")]
     Graph(GraphError),
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::UnknownVertex(v) => write!(f, "unknown vertex {v}"),
+            GraphError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+        }
+    }
 }
 
 /// A load that stopped part-way.
@@ -40,7 +70,7 @@ pub struct LoadError {
 }
 
 /// What a finished load did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoadOutcome {
     /// Edges sent.
     pub sent: u64,
@@ -60,156 +90,11 @@ impl LoadOutcome {
     }
 }
 
-/// Why the module refused a query.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GraphError {
-    UnknownVertex(u64),
-    InvalidArgument(String),
-}
-
-/// A SATS sum value on the wire: `[tag, payload]`.
-#[derive(Deserialize)]
-struct Sum(u8, Value);
-
-impl Sum {
-    fn payload<T: DeserializeOwned, E: serde::de::Error>(self) -> Result<T, E> {
-        serde_json::from_value(self.1).map_err(E::custom)
-    }
-}
-
-impl<'de> Deserialize<'de> for GraphError {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let sum = Sum::deserialize(d)?;
-        match sum.0 {
-            0 => Ok(GraphError::UnknownVertex(sum.payload()?)),
-            1 => Ok(GraphError::InvalidArgument(sum.payload()?)),
-            tag => Err(D::Error::custom(format!("GraphError has no variant {tag}"))),
-        }
-    }
-}
-
-impl fmt::Display for GraphError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GraphError::UnknownVertex(v) => write!(f, "unknown vertex {v}"),
-            GraphError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
-        }
-    }
-}
-
-/// Which arcs a query follows: the module's own type, shared so that both parse alike.
-pub use graph_traverse::Direction;
-
-/// The module's `graph_meta` row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub struct GraphMeta {
-    pub id: u8,
-    pub vertices: u64,
-    pub edges: u64,
-    pub max_vertex_id: u64,
-    pub version: u64,
-}
-
-/// How a query's work was split into transactions (see the module's `QueryStats`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-pub struct QueryStats {
-    pub transactions: u32,
-    pub yields: u32,
-    pub max_hold_us: u64,
-    pub total_hold_us: u64,
-    /// Transactions that held longer than 5 ms.
-    pub slow_transactions: u32,
-    pub total_us: u64,
-    pub vertices_expanded: u64,
-    pub edges_scanned: u64,
-    pub lookups: u64,
-    pub version_start: u64,
-    pub version_end: u64,
-    /// Whether the answer came from the module instance's in-memory snapshot.
-    pub from_snapshot: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct NeighborCount {
-    pub vertex: u64,
-    pub count: u64,
-    pub stats: QueryStats,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Neighbors {
-    pub vertex: u64,
-    pub neighbors: Vec<u64>,
-    pub truncated: bool,
-    pub stats: QueryStats,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct BfsResult {
-    pub start: u64,
-    pub visited: u64,
-    pub levels: Vec<u64>,
-    pub vertices: Vec<u64>,
-    pub stats: QueryStats,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathStatus {
-    Found,
-    Unreachable,
-    BeyondMaxDepth,
-}
-
-impl<'de> Deserialize<'de> for PathStatus {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Sum::deserialize(d)?.0 {
-            0 => Ok(PathStatus::Found),
-            1 => Ok(PathStatus::Unreachable),
-            2 => Ok(PathStatus::BeyondMaxDepth),
-            tag => Err(D::Error::custom(format!("PathStatus has no variant {tag}"))),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct PathResult {
-    pub source: u64,
-    pub target: u64,
-    pub status: PathStatus,
-    pub path: Vec<u64>,
-    pub stats: QueryStats,
-}
-
-/// A procedure's `Result` on the wire: `[0, ok]` or `[1, err]`.
-enum WireResult<T> {
-    Ok(T),
-    Err(GraphError),
-}
-
-impl<'de, T: DeserializeOwned> Deserialize<'de> for WireResult<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let sum = Sum::deserialize(d)?;
-        match sum.0 {
-            0 => Ok(WireResult::Ok(sum.payload()?)),
-            1 => Ok(WireResult::Err(sum.payload()?)),
-            tag => Err(D::Error::custom(format!("Result has no variant {tag}"))),
-        }
-    }
-}
-
-/// A procedure's answer and the server's execution time for the call.
+/// A procedure's answer and, over HTTP, the server's execution time for the call.
 #[derive(Debug, Clone)]
 pub struct Answer<T> {
     pub value: T,
     pub execution_us: Option<u64>,
-}
-
-/// SATS-JSON for an optional argument.
-fn option(value: Option<u32>) -> Value {
-    match value {
-        Some(v) => json!({ "some": v }),
-        None => json!({ "none": {} }),
-    }
 }
 
 /// Tuning knobs shared by the multi-transaction procedures (0: the module's default).
@@ -256,18 +141,123 @@ impl FromStr for Mode {
     }
 }
 
+/// How a client reaches the module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportKind {
+    /// The SDK's WebSocket: one connection, lifecycle reducers once, calls pipelined.
+    Ws,
+    /// The HTTP call route: a request (and connect/disconnect bookkeeping) per call.
+    Http,
+}
+
+impl TransportKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TransportKind::Ws => "ws",
+            TransportKind::Http => "http",
+        }
+    }
+}
+
+impl FromStr for TransportKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ws" | "websocket" => Ok(TransportKind::Ws),
+            "http" => Ok(TransportKind::Http),
+            _ => Err(format!("transport `{s}`: expected ws or http")),
+        }
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Transport {
+    Http,
+    /// Shared by clones: they pipeline their calls over one connection.
+    Ws(Arc<WsLink>),
+}
+
 /// The graph module published as `database` on a server.
+///
+/// `server` is kept on both transports: SQL, publishing and identities are HTTP-only routes.
+/// Clones share the WebSocket connection; [`GraphDb::reconnect`] gives one of its own.
 #[derive(Debug, Clone)]
 pub struct GraphDb {
     server: Server,
     database: String,
+    transport: Transport,
+}
+
+/// SATS-JSON of a value, as the HTTP API takes arguments and returns results (a struct is an
+/// object keyed by field name; a sum type an object with the variant's name as its one key).
+pub fn to_sats_json<T: __sats::Serialize>(value: &T) -> Value {
+    serde_json::to_value(__sats::serde::SerdeWrapper::new(value))
+        .expect("generated types serialize to JSON")
 }
 
 impl GraphDb {
+    /// Over HTTP, with `server`'s token.
     pub fn new(server: Server, database: impl Into<String>) -> Self {
         Self {
             server,
             database: database.into(),
+            transport: Transport::Http,
+        }
+    }
+
+    /// Over one WebSocket connection (opened at the first call) with `server`'s URL and token;
+    /// `confirmed` sets confirmed reads (`None`: the server's default, on).
+    pub fn websocket(server: Server, database: impl Into<String>, confirmed: Option<bool>) -> Self {
+        let database = database.into();
+        let link = WsLink::new(
+            server.url(),
+            &database,
+            server.token().map(str::to_string),
+            confirmed,
+        );
+        Self {
+            server,
+            database,
+            transport: Transport::Ws(Arc::new(link)),
+        }
+    }
+
+    /// The same database and identity over the HTTP call route.
+    pub fn over_http(&self) -> Self {
+        Self::new(self.server.clone(), self.database.clone())
+    }
+
+    /// The same database over the same transport, on a connection of its own (over HTTP, the
+    /// same as a clone).
+    pub fn reconnect(&self) -> Self {
+        match &self.transport {
+            Transport::Http => self.clone(),
+            Transport::Ws(link) => Self {
+                server: self.server.clone(),
+                database: self.database.clone(),
+                transport: Transport::Ws(Arc::new(link.fresh())),
+            },
+        }
+    }
+
+    /// Over the transport `kind`.
+    pub fn open(server: Server, database: impl Into<String>, kind: TransportKind) -> Self {
+        match kind {
+            TransportKind::Http => Self::new(server, database),
+            TransportKind::Ws => Self::websocket(server, database, None),
+        }
+    }
+
+    pub fn transport(&self) -> TransportKind {
+        match self.transport {
+            Transport::Http => TransportKind::Http,
+            Transport::Ws(_) => TransportKind::Ws,
         }
     }
 
@@ -279,65 +269,171 @@ impl GraphDb {
         &self.database
     }
 
-    fn reducer(&self, name: &str, args: Value) -> Result<(), ClientError> {
-        self.server.call(&self.database, name, &args)?;
-        Ok(())
+    /// The open WebSocket connection, for subscriptions (`None` over HTTP).
+    pub fn ws_connection(&self) -> Option<Result<crate::ws::DbConnectionRef, ClientError>> {
+        match &self.transport {
+            Transport::Http => None,
+            Transport::Ws(link) => Some(link.connection()),
+        }
     }
 
-    /// Calls `name` and decodes its JSON answer as `T`; also returns the server's execution time.
-    fn call_decoded<T: DeserializeOwned>(
+    /// Calls a procedure: over HTTP with `args` as SATS-JSON, over the WebSocket with `ws`
+    /// (the generated `_then` method with `args` unpacked). Procedures only read, so a call cut
+    /// off by a dropped connection is sent again on a new one.
+    fn procedure<A, R>(
         &self,
-        name: &str,
-        args: Value,
-    ) -> Result<(T, Option<u64>), ClientError> {
-        let out = self.server.call(&self.database, name, &args)?;
-        let value = serde_json::from_value(out.body.clone()).map_err(|e| ServerError::Decode {
-            what: format!("`{name}`'s answer"),
-            message: format!("{e}: {}", out.body),
-        })?;
-        Ok((value, out.execution_us))
+        name: &'static str,
+        args: A,
+        ws: impl Fn(&DbConnection, A, Reply<R>),
+    ) -> Result<Answer<R>, ClientError>
+    where
+        A: __sats::Serialize + Clone,
+        R: for<'de> __sats::Deserialize<'de> + Send + 'static,
+    {
+        match &self.transport {
+            Transport::Http => {
+                let out = self
+                    .server
+                    .call(&self.database, name, &to_sats_json(&args))?;
+                let value =
+                    __sats::serde::deserialize(&out.body).map_err(|e| ServerError::Decode {
+                        what: format!("`{name}`'s answer"),
+                        message: format!("{e}: {}", out.body),
+                    })?;
+                Ok(Answer {
+                    value,
+                    execution_us: out.execution_us,
+                })
+            }
+            Transport::Ws(link) => {
+                let value = link.call(name, true, &|conn, reply| {
+                    ws(conn, args.clone(), reply);
+                    Ok(())
+                })?;
+                Ok(Answer {
+                    value,
+                    execution_us: None,
+                })
+            }
+        }
     }
 
-    /// Calls a procedure returning `Result<T, GraphError>`.
-    fn procedure<T: DeserializeOwned>(
+    /// A procedure returning `Result<T, GraphError>`: the module's refusal becomes
+    /// [`ClientError::Graph`].
+    fn query<A, T>(
         &self,
-        name: &str,
-        args: Value,
-    ) -> Result<Answer<T>, ClientError> {
-        match self.call_decoded::<WireResult<T>>(name, args)? {
-            (WireResult::Ok(value), execution_us) => Ok(Answer {
+        name: &'static str,
+        args: A,
+        ws: impl Fn(&DbConnection, A, Reply<Result<T, GraphError>>),
+    ) -> Result<Answer<T>, ClientError>
+    where
+        A: __sats::Serialize + Clone,
+        T: for<'de> __sats::Deserialize<'de> + Send + 'static,
+    {
+        let answer = self.procedure(name, args, ws)?;
+        match answer.value {
+            Ok(value) => Ok(Answer {
                 value,
-                execution_us,
+                execution_us: answer.execution_us,
             }),
-            (WireResult::Err(e), _) => Err(ClientError::Graph(e)),
+            Err(e) => Err(ClientError::Graph(e)),
+        }
+    }
+
+    /// Calls a reducer. `resend`: the call may be sent again after a dropped connection
+    /// (idempotent writes only).
+    fn reducer<A>(
+        &self,
+        name: &'static str,
+        args: A,
+        resend: bool,
+        ws: impl Fn(&DbConnection, A, Reply<Result<(), String>>) -> spacetimedb_sdk::Result<()>,
+    ) -> Result<(), ClientError>
+    where
+        A: __sats::Serialize + Clone,
+    {
+        let failed = |message| ClientError::ReducerFailed {
+            reducer: name.to_string(),
+            message,
+        };
+        match &self.transport {
+            Transport::Http => match self.server.call(&self.database, name, &to_sats_json(&args)) {
+                Ok(_) => Ok(()),
+                Err(ServerError::Http {
+                    status: 530,
+                    message,
+                    ..
+                }) => Err(failed(message)),
+                Err(e) => Err(e.into()),
+            },
+            Transport::Ws(link) => link
+                .call(name, resend, &|conn, reply| ws(conn, args.clone(), reply))?
+                .map_err(failed),
         }
     }
 
     /// Inserts edges in one call (at most [`MAX_BATCH_EDGES`]); duplicates are ignored.
     pub fn add_edges(&self, src: &[u64], dst: &[u64]) -> Result<(), ClientError> {
-        self.reducer("add_edges", json!([src, dst]))
+        use mb::add_edges_reducer::{AddEdgesArgs, add_edges};
+        let args = AddEdgesArgs {
+            src: src.to_vec(),
+            dst: dst.to_vec(),
+        };
+        self.reducer("add_edges", args, true, |conn, a, reply| {
+            conn.reducers
+                .add_edges_then(a.src, a.dst, move |_, r| reply(flatten(r)))
+        })
     }
 
     pub fn add_vertices(&self, ids: &[u64]) -> Result<(), ClientError> {
-        self.reducer("add_vertices", json!([ids]))
+        use mb::add_vertices_reducer::{AddVerticesArgs, add_vertices};
+        let args = AddVerticesArgs { ids: ids.to_vec() };
+        self.reducer("add_vertices", args, true, |conn, a, reply| {
+            conn.reducers
+                .add_vertices_then(a.ids, move |_, r| reply(flatten(r)))
+        })
     }
 
     pub fn remove_edges(&self, src: &[u64], dst: &[u64]) -> Result<(), ClientError> {
-        self.reducer("remove_edges", json!([src, dst]))
+        use mb::remove_edges_reducer::{RemoveEdgesArgs, remove_edges};
+        let args = RemoveEdgesArgs {
+            src: src.to_vec(),
+            dst: dst.to_vec(),
+        };
+        self.reducer("remove_edges", args, true, |conn, a, reply| {
+            conn.reducers
+                .remove_edges_then(a.src, a.dst, move |_, r| reply(flatten(r)))
+        })
     }
 
+    /// Removes a vertex and its edges. Not sent twice: a second call would fail on the vertex
+    /// the first one removed.
     pub fn remove_vertex(&self, id: u64) -> Result<(), ClientError> {
-        self.reducer("remove_vertex", json!([id]))
+        use mb::remove_vertex_reducer::{RemoveVertexArgs, remove_vertex};
+        self.reducer(
+            "remove_vertex",
+            RemoveVertexArgs { id },
+            false,
+            |conn, a, reply| {
+                conn.reducers
+                    .remove_vertex_then(a.id, move |_, r| reply(flatten(r)))
+            },
+        )
     }
 
     pub fn clear(&self) -> Result<(), ClientError> {
-        self.reducer("clear_graph", json!([]))
+        use mb::clear_graph_reducer::{ClearGraphArgs, clear_graph};
+        self.reducer("clear_graph", ClearGraphArgs {}, true, |conn, _, reply| {
+            conn.reducers
+                .clear_graph_then(move |_, r| reply(flatten(r)))
+        })
     }
 
-    /// Loads `edges` in calls that respect the body and batch limits, retrying a failed call
-    /// once it is safe (edges are a set, so a re-sent batch changes nothing). `progress` gets the
-    /// number of edges acknowledged so far. Edges go out in the order given; [`EdgeList::sorted`]
-    /// is the order that keeps each vertex's arcs together in the table.
+    /// Loads `edges` in calls that respect the batch limit (and, over HTTP, the body limit),
+    /// retrying a failed call once it is safe (edges are a set, so a re-sent batch changes
+    /// nothing). `progress` gets the number of edges acknowledged so far. Edges go out in the
+    /// order given; [`EdgeList::sorted`] is the order that keeps each vertex's arcs together in
+    /// the table.
     ///
     /// On failure the error says how many edges, from the start of `edges`, the server
     /// acknowledged: those are stored, and a resumed load may skip exactly that many.
@@ -351,20 +447,21 @@ impl GraphDb {
             source,
         };
         let before = self.info().map_err(|e| failed(0, e))?;
+        let body_limit = self.transport() == TransportKind::Http;
         let mut acknowledged = 0;
         let mut calls = 0u64;
         while acknowledged < edges.len() {
-            let end = batch_end(edges, acknowledged);
-            let body = json!([&edges.src[acknowledged..end], &edges.dst[acknowledged..end]]);
+            let end = batch_end(edges, acknowledged, body_limit);
+            let (src, dst) = (&edges.src[acknowledged..end], &edges.dst[acknowledged..end]);
             let mut attempt = 0;
             loop {
-                match self.server.call(&self.database, "add_edges", &body) {
-                    Ok(_) => break,
+                match self.add_edges(src, dst) {
+                    Ok(()) => break,
                     Err(e) if attempt < 3 && is_transient(&e) => {
                         attempt += 1;
                         std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
                     }
-                    Err(e) => return Err(failed(acknowledged, e.into())),
+                    Err(e) => return Err(failed(acknowledged, e)),
                 }
             }
             calls += 1;
@@ -382,22 +479,39 @@ impl GraphDb {
     }
 
     /// Calls the module's empty procedure or reducer: the round-trip floor. Returns the
-    /// server's execution time.
+    /// server's execution time, when the transport reports it.
     pub fn noop(&self, procedure: bool) -> Result<Option<u64>, ClientError> {
-        let name = if procedure {
-            "noop_procedure"
+        if procedure {
+            use mb::noop_procedure_procedure::{NoopProcedureArgs, noop_procedure};
+            let answer =
+                self.procedure("noop_procedure", NoopProcedureArgs {}, |conn, _, reply| {
+                    conn.procedures
+                        .noop_procedure_then(move |_, r| reply(r.map_err(|e| e.to_string())))
+                })?;
+            Ok(answer.execution_us)
         } else {
-            "noop_reducer"
-        };
-        Ok(self
-            .server
-            .call(&self.database, name, &json!([]))?
-            .execution_us)
+            use mb::noop_reducer_reducer::{NoopReducerArgs, noop_reducer};
+            self.reducer(
+                "noop_reducer",
+                NoopReducerArgs {},
+                true,
+                |conn, _, reply| {
+                    conn.reducers
+                        .noop_reducer_then(move |_, r| reply(flatten(r)))
+                },
+            )?;
+            Ok(None)
+        }
     }
 
     /// The graph's counts and version.
     pub fn info(&self) -> Result<GraphMeta, ClientError> {
-        Ok(self.call_decoded("graph_info", json!([]))?.0)
+        use mb::graph_info_procedure::{GraphInfoArgs, graph_info};
+        let answer = self.procedure("graph_info", GraphInfoArgs {}, |conn, _, reply| {
+            conn.procedures
+                .graph_info_then(move |_, r| reply(r.map_err(|e| e.to_string())))
+        })?;
+        Ok(answer.value)
     }
 
     pub fn neighbor_count(
@@ -405,7 +519,15 @@ impl GraphDb {
         v: u64,
         dir: Direction,
     ) -> Result<Answer<NeighborCount>, ClientError> {
-        self.procedure("neighbor_count", json!([v, dir.as_str()]))
+        use mb::neighbor_count_procedure::{NeighborCountArgs, neighbor_count};
+        let args = NeighborCountArgs {
+            vertex: v,
+            direction: dir.as_str().into(),
+        };
+        self.query("neighbor_count", args, |conn, a, reply| {
+            conn.procedures
+                .neighbor_count_then(a.vertex, a.direction, answer(reply))
+        })
     }
 
     pub fn neighbor_count_stage1(
@@ -413,7 +535,17 @@ impl GraphDb {
         v: u64,
         dir: Direction,
     ) -> Result<Answer<NeighborCount>, ClientError> {
-        self.procedure("neighbor_count_full_scan", json!([v, dir.as_str()]))
+        use mb::neighbor_count_full_scan_procedure::{
+            NeighborCountFullScanArgs, neighbor_count_full_scan,
+        };
+        let args = NeighborCountFullScanArgs {
+            vertex: v,
+            direction: dir.as_str().into(),
+        };
+        self.query("neighbor_count_full_scan", args, |conn, a, reply| {
+            conn.procedures
+                .neighbor_count_full_scan_then(a.vertex, a.direction, answer(reply))
+        })
     }
 
     /// Distinct neighbors, ascending, at most `limit` (0: no limit short of the module's cap).
@@ -423,7 +555,16 @@ impl GraphDb {
         dir: Direction,
         limit: u32,
     ) -> Result<Answer<Neighbors>, ClientError> {
-        self.procedure("neighbors", json!([v, dir.as_str(), limit]))
+        use mb::neighbors_procedure::{NeighborsArgs, neighbors};
+        let args = NeighborsArgs {
+            vertex: v,
+            direction: dir.as_str().into(),
+            limit,
+        };
+        self.query("neighbors", args, |conn, a, reply| {
+            conn.procedures
+                .neighbors_then(a.vertex, a.direction, a.limit, answer(reply))
+        })
     }
 
     pub fn bfs(
@@ -434,15 +575,26 @@ impl GraphDb {
         vertex_limit: u32,
         tx: TxOptions,
     ) -> Result<Answer<BfsResult>, ClientError> {
-        let args = json!([
+        use mb::bfs_procedure::{BfsArgs, bfs};
+        let args = BfsArgs {
             start,
-            dir.as_str(),
-            option(max_depth),
+            direction: dir.as_str().into(),
+            max_depth,
             vertex_limit,
-            tx.tx_budget,
-            tx.yield_every_us
-        ]);
-        self.procedure("bfs", args)
+            tx_budget: tx.tx_budget,
+            yield_every_us: tx.yield_every_us,
+        };
+        self.query("bfs", args, |conn, a, reply| {
+            conn.procedures.bfs_then(
+                a.start,
+                a.direction,
+                a.max_depth,
+                a.vertex_limit,
+                a.tx_budget,
+                a.yield_every_us,
+                answer(reply),
+            )
+        })
     }
 
     pub fn bfs_stage1(
@@ -451,10 +603,16 @@ impl GraphDb {
         dir: Direction,
         max_depth: Option<u32>,
     ) -> Result<Answer<BfsResult>, ClientError> {
-        self.procedure(
-            "bfs_full_scan",
-            json!([start, dir.as_str(), option(max_depth)]),
-        )
+        use mb::bfs_full_scan_procedure::{BfsFullScanArgs, bfs_full_scan};
+        let args = BfsFullScanArgs {
+            start,
+            direction: dir.as_str().into(),
+            max_depth,
+        };
+        self.query("bfs_full_scan", args, |conn, a, reply| {
+            conn.procedures
+                .bfs_full_scan_then(a.start, a.direction, a.max_depth, answer(reply))
+        })
     }
 
     pub fn shortest_path(
@@ -465,15 +623,26 @@ impl GraphDb {
         max_depth: Option<u32>,
         tx: TxOptions,
     ) -> Result<Answer<PathResult>, ClientError> {
-        let args = json!([
+        use mb::shortest_path_procedure::{ShortestPathArgs, shortest_path};
+        let args = ShortestPathArgs {
             source,
             target,
-            dir.as_str(),
-            option(max_depth),
-            tx.tx_budget,
-            tx.yield_every_us
-        ]);
-        self.procedure("shortest_path", args)
+            direction: dir.as_str().into(),
+            max_depth,
+            tx_budget: tx.tx_budget,
+            yield_every_us: tx.yield_every_us,
+        };
+        self.query("shortest_path", args, |conn, a, reply| {
+            conn.procedures.shortest_path_then(
+                a.source,
+                a.target,
+                a.direction,
+                a.max_depth,
+                a.tx_budget,
+                a.yield_every_us,
+                answer(reply),
+            )
+        })
     }
 
     pub fn shortest_path_stage1(
@@ -483,10 +652,24 @@ impl GraphDb {
         dir: Direction,
         max_depth: Option<u32>,
     ) -> Result<Answer<PathResult>, ClientError> {
-        self.procedure(
-            "shortest_path_full_scan",
-            json!([source, target, dir.as_str(), option(max_depth)]),
-        )
+        use mb::shortest_path_full_scan_procedure::{
+            ShortestPathFullScanArgs, shortest_path_full_scan,
+        };
+        let args = ShortestPathFullScanArgs {
+            source,
+            target,
+            direction: dir.as_str().into(),
+            max_depth,
+        };
+        self.query("shortest_path_full_scan", args, |conn, a, reply| {
+            conn.procedures.shortest_path_full_scan_then(
+                a.source,
+                a.target,
+                a.direction,
+                a.max_depth,
+                answer(reply),
+            )
+        })
     }
 
     /// Reducer-style Stage-1 BFS: the reducer writes per-level counts, read back with SQL.
@@ -497,10 +680,22 @@ impl GraphDb {
         dir: Direction,
         max_depth: Option<u32>,
     ) -> Result<Vec<u64>, ClientError> {
-        self.reducer(
-            "bfs_full_scan_reducer",
-            json!([query_id, start, dir.as_str(), option(max_depth)]),
-        )?;
+        use mb::bfs_full_scan_reducer_reducer::{BfsFullScanReducerArgs, bfs_full_scan_reducer};
+        let args = BfsFullScanReducerArgs {
+            query_id,
+            start,
+            direction: dir.as_str().into(),
+            max_depth,
+        };
+        self.reducer("bfs_full_scan_reducer", args, false, |conn, a, reply| {
+            conn.reducers.bfs_full_scan_reducer_then(
+                a.query_id,
+                a.start,
+                a.direction,
+                a.max_depth,
+                move |_, r| reply(flatten(r)),
+            )
+        })?;
         self.result_rows(query_id)
     }
 
@@ -513,12 +708,35 @@ impl GraphDb {
         dir: Direction,
         max_depth: Option<u32>,
     ) -> Result<Vec<u64>, ClientError> {
-        let args = json!([query_id, source, target, dir.as_str(), option(max_depth)]);
-        self.reducer("shortest_path_full_scan_reducer", args)?;
+        use mb::shortest_path_full_scan_reducer_reducer::{
+            ShortestPathFullScanReducerArgs, shortest_path_full_scan_reducer,
+        };
+        let args = ShortestPathFullScanReducerArgs {
+            query_id,
+            source,
+            target,
+            direction: dir.as_str().into(),
+            max_depth,
+        };
+        self.reducer(
+            "shortest_path_full_scan_reducer",
+            args,
+            false,
+            |conn, a, reply| {
+                conn.reducers.shortest_path_full_scan_reducer_then(
+                    a.query_id,
+                    a.source,
+                    a.target,
+                    a.direction,
+                    a.max_depth,
+                    move |_, r| reply(flatten(r)),
+                )
+            },
+        )?;
         self.result_rows(query_id)
     }
 
-    /// The `traversal_result` values of `query_id`, in ordinal order.
+    /// The `traversal_result` values of `query_id`, in ordinal order (SQL over HTTP).
     fn result_rows(&self, query_id: u64) -> Result<Vec<u64>, ClientError> {
         let sql =
             format!("SELECT ordinal, value FROM traversal_result WHERE query_id = {query_id}");
@@ -537,27 +755,48 @@ impl GraphDb {
     }
 }
 
-/// End of the batch starting at `start`: at most [`MAX_BATCH_EDGES`] edges and a JSON body
-/// under [`MAX_BODY_BYTES`] (each id costs its digits plus a comma).
-fn batch_end(edges: &EdgeList, start: usize) -> usize {
+/// A reducer callback's outcome as a reply: the host's failure to run it as the error text
+/// (`Err`), the reducer's own result as the value.
+fn flatten(
+    r: Result<Result<(), String>, spacetimedb_sdk::__codegen::InternalError>,
+) -> Result<Result<(), String>, String> {
+    r.map_err(|e| e.to_string())
+}
+
+/// A procedure callback that forwards its outcome to `reply`.
+fn answer<T: Send + 'static>(
+    reply: Reply<T>,
+) -> impl FnOnce(&mb::ProcedureEventContext, Result<T, spacetimedb_sdk::__codegen::InternalError>)
++ Send
++ 'static {
+    move |_, r| reply(r.map_err(|e| e.to_string()))
+}
+
+/// End of the batch starting at `start`: at most [`MAX_BATCH_EDGES`] edges, and with
+/// `body_limit` a JSON body under [`MAX_BODY_BYTES`] (each id costs its digits plus a comma).
+fn batch_end(edges: &EdgeList, start: usize, body_limit: bool) -> usize {
+    let end = edges.len().min(start + MAX_BATCH_EDGES);
+    if !body_limit {
+        return end;
+    }
     let digits = |v: u64| v.checked_ilog10().unwrap_or(0) as usize + 2;
     let mut bytes = 16;
-    let mut end = start;
-    while end < edges.len() && end - start < MAX_BATCH_EDGES {
-        bytes += digits(edges.src[end]) + digits(edges.dst[end]);
+    for i in start..end {
+        bytes += digits(edges.src[i]) + digits(edges.dst[i]);
         if bytes > MAX_BODY_BYTES {
-            break;
+            return i;
         }
-        end += 1;
     }
     end
 }
 
 /// Failures worth retrying: the connection dropped, or the server was briefly unavailable.
-fn is_transient(e: &ServerError) -> bool {
+fn is_transient(e: &ClientError) -> bool {
     match e {
-        ServerError::Unreachable { .. } => true,
-        ServerError::Http { status, .. } => *status == 0 || *status == 502 || *status == 503,
+        ClientError::Server(ServerError::Unreachable { .. }) | ClientError::Connection(_) => true,
+        ClientError::Server(ServerError::Http { status, .. }) => {
+            *status == 0 || *status == 502 || *status == 503
+        }
         _ => false,
     }
 }
@@ -572,50 +811,27 @@ mod tests {
         for i in 0..450_000u64 {
             small.push(i % 10, i % 7);
         }
-        assert_eq!(batch_end(&small, 0), MAX_BATCH_EDGES);
+        assert_eq!(batch_end(&small, 0, true), MAX_BATCH_EDGES);
         let mut big = EdgeList::new();
         for i in 0..200_000u64 {
             big.push(u64::MAX - i, u64::MAX);
         }
-        let end = batch_end(&big, 0);
-        let body = json!([&big.src[..end], &big.dst[..end]]).to_string();
+        let end = batch_end(&big, 0, true);
+        let body = serde_json::json!([&big.src[..end], &big.dst[..end]]).to_string();
         assert!(
             body.len() <= MAX_BODY_BYTES && end > 40_000,
             "{end} edges, {} bytes",
             body.len()
         );
-        assert_eq!(batch_end(&big, big.len()), big.len());
+        assert_eq!(batch_end(&big, 0, false), MAX_BATCH_EDGES);
+        assert_eq!(batch_end(&big, big.len(), true), big.len());
     }
 
     #[test]
-    fn decodes_sats_json() {
-        let ok: WireResult<PathResult> = serde_json::from_value(json!([
-            0,
-            [
-                1,
-                2,
-                [0, []],
-                [1, 2],
-                [3, 0, 6, 9, 1, 12, 1, 3, 4, 7, 7, true]
-            ]
-        ]))
-        .unwrap();
-        let WireResult::Ok(p) = ok else { panic!() };
-        let s = p.stats;
-        assert_eq!(
-            (
-                p.status,
-                p.path,
-                s.transactions,
-                s.slow_transactions,
-                s.total_us
-            ),
-            (PathStatus::Found, vec![1, 2], 3, 1, 12)
-        );
-        let err: WireResult<PathResult> = serde_json::from_value(json!([1, [0, 7]])).unwrap();
-        assert!(matches!(err, WireResult::Err(GraphError::UnknownVertex(7))));
-        let err: WireResult<PathResult> = serde_json::from_value(json!([1, [1, "why"]])).unwrap();
-        assert!(matches!(err, WireResult::Err(GraphError::InvalidArgument(w)) if w == "why"));
-        assert!(serde_json::from_value::<WireResult<PathResult>>(json!([2, 0])).is_err());
+    fn transports_parse() {
+        for kind in [TransportKind::Ws, TransportKind::Http] {
+            assert_eq!(kind.as_str().parse::<TransportKind>(), Ok(kind));
+        }
+        assert!("carrier-pigeon".parse::<TransportKind>().is_err());
     }
 }

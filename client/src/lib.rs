@@ -1,9 +1,11 @@
-//! Client for the SpacetimeDB graph module: the raw HTTP API (`server`), edge-list files
-//! (`edgelist`), the typed graph API (`graph`), and the module's generated SDK bindings
-//! (`module_bindings`, written by `scripts/generate`).
+//! Client for the SpacetimeDB graph module: the typed graph API (`graph`) over the SDK's
+//! WebSocket (`ws`) or the raw HTTP API (`server`), the module's generated SDK bindings
+//! (`module_bindings`, written by `scripts/generate`), and edge-list files (`edgelist`).
 
 pub mod edgelist;
 pub mod graph;
 pub mod module_bindings;
 pub mod server;
 pub mod token_store;
+pub mod watch;
+pub mod ws;

@@ -80,11 +80,18 @@ pub struct TestHost {
     url: String,
     data_dir: TempDir,
     log_path: PathBuf,
+    /// Extra command-line options (e.g. shorter WebSocket timeouts).
+    args: Vec<String>,
 }
 
 impl TestHost {
     /// Starts a durable host with a fresh data directory.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts a host as [`TestHost::start`] does, with extra command-line options.
+    pub fn start_with(args: &[&str]) -> Self {
         let data_dir = tempfile::tempdir().expect("temp data dir");
         let log_path = data_dir.path().join("host.log");
         let mut host = Self {
@@ -92,6 +99,7 @@ impl TestHost {
             url: format!("http://127.0.0.1:{}", free_port()),
             data_dir,
             log_path,
+            args: args.iter().map(|a| a.to_string()).collect(),
         };
         host.launch();
         host
@@ -108,6 +116,7 @@ impl TestHost {
         let child = Command::new(host_binary())
             .args(["--listen", &listen, "--data-dir"])
             .arg(self.data_dir.path().join("data"))
+            .args(&self.args)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log handle"))
             .stderr(log)

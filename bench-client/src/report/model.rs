@@ -1,13 +1,14 @@
 //! The report's data: plain serde types for what a run measured, and the statistics computed
 //! from its samples. The renderers (`markdown`, `charts`) read these; nothing here knows them.
 
-use graph_client::graph::QueryStats;
+use crate::system::TxStats;
 use serde::{Deserialize, Serialize};
 
 /// The systems, in report column order, as `--systems` names them, with the `mode` their rows
 /// carry in reports.
-pub const SYSTEMS: [(&str, &str); 6] = [
+pub const SYSTEMS: [(&str, &str); 7] = [
     ("stdb", "stage2"),
+    ("stdb-http", "stage2-http"),
     ("stdb-stage1", "stage1"),
     ("stdb-stage1-reducer", "stage1-reducer"),
     ("neo4j", "neo4j"),
@@ -140,7 +141,7 @@ pub struct Sample {
     pub server_us: Option<u64>,
     /// The module's account of the query's transactions (SpacetimeDB procedures only).
     #[serde(flatten)]
-    pub stats: Option<QueryStats>,
+    pub stats: Option<TxStats>,
 }
 
 /// The `p`-th percentile (0–100) of `values` by nearest rank; 0 for no values.
@@ -225,7 +226,7 @@ impl Summary {
             .map(|v| v as f64)
             .collect();
         let stats: Vec<_> = samples.iter().filter_map(|s| s.stats).collect();
-        let of = |f: &dyn Fn(&QueryStats) -> u64| -> Vec<f64> {
+        let of = |f: &dyn Fn(&TxStats) -> u64| -> Vec<f64> {
             stats.iter().map(|s| f(s) as f64).collect()
         };
         Self {
@@ -393,10 +394,10 @@ mod tests {
             b: Some(2),
             e2e_us: 812.5,
             server_us: Some(640),
-            stats: Some(QueryStats {
+            stats: Some(TxStats {
                 transactions: 2,
                 edges_scanned: 90,
-                ..QueryStats::default()
+                ..TxStats::default()
             }),
         };
         let json = serde_json::to_value(&sample).unwrap();

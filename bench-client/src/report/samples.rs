@@ -2,7 +2,7 @@
 //! CSV, both from the same serde serialization of [`Sample`], so that they hold the same fields.
 
 use super::model::Sample;
-use graph_client::graph::QueryStats;
+use crate::system::TxStats;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -42,10 +42,10 @@ pub fn csv(samples: &[Sample]) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// [`COLUMNS`], then the fields of the module's `QueryStats`.
+/// [`COLUMNS`], then the fields of the module's `TxStats`.
 fn columns() -> anyhow::Result<Vec<String>> {
-    let Value::Object(stats) = serde_json::to_value(QueryStats::default())? else {
-        anyhow::bail!("QueryStats did not serialize to a JSON object");
+    let Value::Object(stats) = serde_json::to_value(TxStats::default())? else {
+        anyhow::bail!("TxStats did not serialize to a JSON object");
     };
     Ok(COLUMNS
         .iter()
@@ -71,11 +71,11 @@ mod tests {
     use super::*;
 
     fn samples() -> Vec<Sample> {
-        let stats = QueryStats {
+        let stats = TxStats {
             transactions: 3,
             max_hold_us: 410,
             from_snapshot: true,
-            ..QueryStats::default()
+            ..TxStats::default()
         };
         vec![
             Sample {

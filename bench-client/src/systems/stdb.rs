@@ -1,7 +1,8 @@
 //! SpacetimeDB's graph module as a system, in its three modes: the Stage-2 procedures (`stdb`),
 //! the full-scan procedures (`stdb-stage1`), and the full-scan reducers whose answers are read
-//! back with SQL (`stdb-stage1-reducer`). This file is all the benchmark knows of how the
-//! module is reached (`GraphDb`, over HTTP).
+//! back with SQL (`stdb-stage1-reducer`), each over the SDK's WebSocket, and the Stage-2
+//! procedures over the HTTP call route too (`stdb-http`). This file is all the benchmark knows
+//! of how the module is reached (`GraphDb`).
 
 use crate::measure::measure;
 use crate::report::model::Sample;
@@ -11,7 +12,7 @@ use anyhow::bail;
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{
     self, BfsResult, ClientError, GraphDb, GraphError, Mode, NeighborCount, PathResult, PathStatus,
-    TxOptions,
+    TransportKind, TxOptions,
 };
 
 /// The store every mode reads: the module's tables in one database.
@@ -90,10 +91,10 @@ impl SpacetimeDb {
     fn is_unknown_vertex(&self, e: &ClientError) -> bool {
         match e {
             ClientError::Graph(GraphError::UnknownVertex(_)) => true,
-            ClientError::Server(e) => {
-                self.mode == Mode::Stage1Reducer && e.to_string().contains("unknown vertex")
+            ClientError::ReducerFailed { message, .. } => {
+                self.mode == Mode::Stage1Reducer && message.contains("unknown vertex")
             }
-            ClientError::Graph(_) => false,
+            _ => false,
         }
     }
 }
@@ -111,10 +112,10 @@ enum Response {
 
 impl Response {
     fn into_answer(self) -> anyhow::Result<Answer> {
-        let procedure = |reply, execution_us, stats| Answer {
+        let procedure = |reply, execution_us, stats: graph::QueryStats| Answer {
             reply,
             server_us: execution_us,
-            stats: Some(stats),
+            stats: Some((&stats).into()),
         };
         Ok(match self {
             Response::Count(a) => {
@@ -142,10 +143,11 @@ impl Response {
 
 impl System for SpacetimeDb {
     fn name(&self) -> &'static str {
-        match self.mode {
-            Mode::Stage2 => "stdb",
-            Mode::Stage1Procedure => "stdb-stage1",
-            Mode::Stage1Reducer => "stdb-stage1-reducer",
+        match (self.mode, self.db.transport()) {
+            (Mode::Stage2, TransportKind::Ws) => "stdb",
+            (Mode::Stage2, TransportKind::Http) => "stdb-http",
+            (Mode::Stage1Procedure, _) => "stdb-stage1",
+            (Mode::Stage1Reducer, _) => "stdb-stage1-reducer",
         }
     }
 
@@ -163,8 +165,12 @@ impl System for SpacetimeDb {
             Mode::Stage1Procedure => "Stage-1 full-scan procedures".to_string(),
             Mode::Stage1Reducer => "Stage-1 full-scan reducers, results read with SQL".to_string(),
         };
+        let transport = match self.db.transport() {
+            TransportKind::Ws => "the SDK's WebSocket (one connection, confirmed reads)",
+            TransportKind::Http => "the HTTP call route",
+        };
         Ok(format!(
-            "{} at {}, database `{}`; {how}",
+            "{} at {}, database `{}`, over {transport}; {how}",
             self.server_kind,
             self.db.server().url(),
             self.db.database()
@@ -222,9 +228,17 @@ fn or_default(value: u32, unit: &str) -> String {
 /// The round-trip floor's benchmarks: the module's empty procedure, and its empty reducer.
 pub const FLOOR: [(&str, bool); 2] = [("empty procedure", true), ("empty reducer", false)];
 
+/// The system name of the round-trip floor over `db`'s transport.
+pub fn floor_system(db: &GraphDb) -> &'static str {
+    match db.transport() {
+        TransportKind::Ws => "stdb",
+        TransportKind::Http => "stdb-http",
+    }
+}
+
 /// `calls` calls of the module's empty procedure (or reducer), after 20 unmeasured ones,
-/// through the loop every benchmark runs: the round-trip floor. The samples are SpacetimeDB's
-/// (system `stdb`, whichever modes run), under `workload`.
+/// through the loop every benchmark runs: the round-trip floor. The samples are under
+/// `workload`, system [`floor_system`].
 pub fn round_trip(
     db: &GraphDb,
     workload: &str,
@@ -242,7 +256,7 @@ pub fn round_trip(
         .into_iter()
         .enumerate()
         .map(|(index, t)| Sample {
-            system: STORE.to_string(),
+            system: floor_system(db).to_string(),
             workload: workload.to_string(),
             index,
             a: None,

@@ -1,15 +1,19 @@
-//! `graph`: load and query the SpacetimeDB graph module from the terminal, against any server
-//! that speaks SpacetimeDB's HTTP API (the embedded graph-host or an official `spacetime start`).
+//! `graph`: load, query and watch the SpacetimeDB graph module from the terminal, against any
+//! SpacetimeDB server (the embedded graph-host or an official `spacetime start`), over the
+//! SDK's WebSocket or the HTTP API.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use graph_client::edgelist::read_edge_list;
-use graph_client::graph::{Direction, GraphDb, QueryStats, TxOptions};
+use graph_client::graph::{Direction, GraphDb, GraphMeta, QueryStats, TxOptions, to_sats_json};
 use graph_client::server::Server;
 use graph_client::token_store;
+use graph_client::watch::{Change, watch};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 #[derive(Parser)]
 #[command(version, about, propagate_version = true)]
@@ -36,6 +40,10 @@ struct Global {
     /// Identity token; by default one is created and remembered per server.
     #[arg(long, global = true, env = "GRAPH_TOKEN")]
     token: Option<String>,
+    /// How to reach the module: the SDK's WebSocket, the HTTP call route, or the WebSocket
+    /// when the server accepts it and HTTP otherwise.
+    #[arg(long, global = true, env = "GRAPH_TRANSPORT", default_value = "auto")]
+    transport: TransportArg,
     /// Print answers as JSON.
     #[arg(long, global = true)]
     json: bool,
@@ -89,6 +97,125 @@ enum Command {
     },
     /// Vertex and edge counts and the graph version.
     Stats,
+    /// Subscribe to the graph's counts and version (and, with --vertex, to that vertex's
+    /// out-edges) and print every change as the server pushes it. WebSocket only.
+    Watch {
+        /// Also watch this vertex's out-edges (`SELECT * FROM edge WHERE src = V`).
+        #[arg(long)]
+        vertex: Option<u64>,
+        /// Stop after this many changes (not counting the initial state).
+        #[arg(long)]
+        count: Option<u64>,
+        /// Stop after this long (e.g. 30s, 5m); by default, watch until interrupted.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        duration: Option<Duration>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TransportArg {
+    Auto,
+    Ws,
+    Http,
+}
+
+/// The module on `server`, over the transport asked for. `auto` opens the WebSocket now, so
+/// that a server without one is noticed before the command runs.
+fn connect(server: Server, database: &str, transport: TransportArg) -> anyhow::Result<GraphDb> {
+    Ok(match transport {
+        TransportArg::Http => GraphDb::new(server, database),
+        TransportArg::Ws => GraphDb::websocket(server, database, None),
+        TransportArg::Auto => {
+            let db = GraphDb::websocket(server.clone(), database, None);
+            match db.ws_connection() {
+                Some(Err(e)) => {
+                    log_fallback(&e);
+                    GraphDb::new(server, database)
+                }
+                _ => db,
+            }
+        }
+    })
+}
+
+fn log_fallback(e: &dyn std::fmt::Display) {
+    eprintln!("note: using HTTP, the WebSocket is not available: {e}");
+}
+
+fn meta_json(m: &GraphMeta) -> serde_json::Value {
+    json!({"vertices": m.vertices, "edges": m.edges, "version": m.version})
+}
+
+/// Prints changes as they arrive until `count` of them or `duration` have passed (or the
+/// subscription ends, which is an error).
+fn run_watch(
+    db: &GraphDb,
+    vertex: Option<u64>,
+    count: Option<u64>,
+    duration: Option<Duration>,
+    as_json: bool,
+) -> anyhow::Result<()> {
+    let mut changes = watch(db, vertex)?;
+    let deadline = duration.map(|d| Instant::now() + d);
+    let mut seen = 0u64;
+    let mut out = std::io::stdout().lock();
+    while count.is_none_or(|c| seen < c) {
+        let wait = match deadline {
+            Some(at) if at <= Instant::now() => break,
+            Some(at) => at - Instant::now(),
+            None => Duration::from_secs(3600),
+        };
+        let Some(change) = changes.next(wait) else {
+            continue;
+        };
+        let (line, text) = match &change {
+            Change::Subscribed { meta, edges } => {
+                let meta = meta.as_ref();
+                (
+                    json!({"event": "subscribed", "graph": meta.map(meta_json), "edges": edges}),
+                    format!(
+                        "watching{}: {}{}",
+                        vertex.map(|v| format!(" vertex {v}")).unwrap_or_default(),
+                        meta.map(|m| format!(
+                            "{} vertices, {} edges, version {}",
+                            m.vertices, m.edges, m.version
+                        ))
+                        .unwrap_or_else(|| "no graph_meta row yet".into()),
+                        match vertex {
+                            Some(v) => format!("; {v} has {} out-edges", edges.len()),
+                            None => String::new(),
+                        }
+                    ),
+                )
+            }
+            Change::Meta(m) => (
+                json!({"event": "meta", "graph": meta_json(m)}),
+                format!(
+                    "version {}: {} vertices, {} edges",
+                    m.version, m.vertices, m.edges
+                ),
+            ),
+            Change::EdgeInserted { src, dst } => (
+                json!({"event": "insert", "src": src, "dst": dst}),
+                format!("+ {src} → {dst}"),
+            ),
+            Change::EdgeDeleted { src, dst } => (
+                json!({"event": "delete", "src": src, "dst": dst}),
+                format!("- {src} → {dst}"),
+            ),
+            Change::Ended(why) => anyhow::bail!("the watch ended: {why}"),
+        };
+        if as_json {
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "{text}")?;
+        }
+        out.flush()?;
+        if !matches!(change, Change::Subscribed { .. }) {
+            seen += 1;
+        }
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -108,7 +235,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Some(token) => token.clone(),
         None => token_store::token_for(&Server::new(&g.server))?,
     };
-    let db = GraphDb::new(Server::new(&g.server).with_token(token), &g.database);
+    let server = Server::new(&g.server).with_token(token);
+    let transport = match (&cli.command, g.transport) {
+        (Command::Watch { .. }, TransportArg::Http) => {
+            anyhow::bail!("`graph watch` needs the WebSocket transport")
+        }
+        (Command::Watch { .. }, _) => TransportArg::Ws,
+        (_, t) => t,
+    };
+    let db = connect(server, &g.database, transport)?;
     let stats = |s: &QueryStats| {
         if g.stats && !g.json {
             println!(
@@ -161,7 +296,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     );
                 }
             };
-            let info = outcome.graph;
+            let info = &outcome.graph;
             if g.json {
                 println!(
                     "{}",
@@ -218,7 +353,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if g.json {
                 println!(
                     "{}",
-                    json!({"vertex": v, "neighbors": n.neighbors, "truncated": n.truncated, "stats": n.stats})
+                    json!({"vertex": v, "neighbors": n.neighbors, "truncated": n.truncated, "stats": to_sats_json(&n.stats)})
                 );
             } else {
                 let list: Vec<String> = n.neighbors.iter().map(u64::to_string).collect();
@@ -237,7 +372,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if g.json {
                 println!(
                     "{}",
-                    json!({"start": v, "visited": r.visited, "levels": r.levels, "vertices": r.vertices, "stats": r.stats})
+                    json!({"start": v, "visited": r.visited, "levels": r.levels, "vertices": r.vertices, "stats": to_sats_json(&r.stats)})
                 );
             } else {
                 println!("visited {} vertices from {v} ({dir})", r.visited);
@@ -261,7 +396,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if g.json {
                 println!(
                     "{}",
-                    json!({"source": a, "target": b, "status": format!("{:?}", p.status), "path": p.path, "stats": p.stats})
+                    json!({"source": a, "target": b, "status": format!("{:?}", p.status), "path": p.path, "stats": to_sats_json(&p.stats)})
                 );
             } else if p.path.is_empty() {
                 println!("no path from {a} to {b} ({dir}): {:?}", p.status);
@@ -272,6 +407,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 stats(&p.stats);
             }
         }
+        Command::Watch {
+            vertex,
+            count,
+            duration,
+        } => run_watch(&db, vertex, count, duration, g.json)?,
         Command::Stats => {
             let info = db.info()?;
             if g.json {

@@ -1,0 +1,140 @@
+//! Live changes to the graph, pushed by the server over the WebSocket: a subscription to the
+//! `graph_meta` row and, optionally, to one vertex's out-edges (`SELECT * FROM edge WHERE
+//! src = V`), delivered as [`Change`]s on a channel.
+
+use crate::graph::{ClientError, GraphDb, GraphMeta};
+use crate::module_bindings::{EdgeTableAccess, GraphMetaTableAccess};
+use crate::ws::DbConnectionRef;
+use spacetimedb_sdk::{DbContext as _, Event, Table as _, TableWithPrimaryKey as _};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// One thing that happened to the watched rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// The subscription is live: the rows it covers right now. Every later change follows it.
+    Subscribed {
+        meta: Option<GraphMeta>,
+        /// The watched vertex's out-edges, as `(src, dst)`, sorted (empty without a vertex).
+        edges: Vec<(u64, u64)>,
+    },
+    /// The graph's counts or version changed.
+    Meta(GraphMeta),
+    EdgeInserted {
+        src: u64,
+        dst: u64,
+    },
+    EdgeDeleted {
+        src: u64,
+        dst: u64,
+    },
+    /// The subscription ended: the server refused it or the connection closed.
+    Ended(String),
+}
+
+/// The queries [`watch`] subscribes to.
+pub fn queries(vertex: Option<u64>) -> Vec<String> {
+    let mut queries = vec!["SELECT * FROM graph_meta".to_string()];
+    if let Some(v) = vertex {
+        queries.push(format!("SELECT * FROM edge WHERE src = {v}"));
+    }
+    queries
+}
+
+/// A live subscription: its changes, in the order the server sent them.
+pub struct Watch {
+    changes: mpsc::Receiver<Change>,
+    conn: DbConnectionRef,
+    ended: bool,
+}
+
+impl Watch {
+    /// The next change, waiting at most `timeout` (`None`: nothing arrived in time). After the
+    /// connection closes, the changes that had arrived, then one [`Change::Ended`], then `None`.
+    pub fn next(&mut self, timeout: Duration) -> Option<Change> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let wait = deadline
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(50));
+            match self.changes.recv_timeout(wait) {
+                Ok(change) => {
+                    self.ended |= matches!(change, Change::Ended(_));
+                    return Some(change);
+                }
+                Err(_) if !self.ended && !self.conn.is_up() => {
+                    self.ended = true;
+                    return Some(Change::Ended("the connection closed".into()));
+                }
+                Err(_) if Instant::now() >= deadline => return None,
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// Subscribes, on `db`'s WebSocket connection, to the graph's meta row and to `vertex`'s
+/// out-edges; the changes arrive through the returned [`Watch`]. Fails on an HTTP-only `db`.
+pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
+    let conn = db.ws_connection().ok_or_else(|| ClientError::Internal {
+        function: "watch".into(),
+        message: "subscriptions need the WebSocket transport".into(),
+    })??;
+    let (tx, rx) = mpsc::channel();
+    // Rows that arrive with the subscription itself are reported once, as `Subscribed`.
+    let live = |event: &Event<_>| !matches!(event, Event::SubscribeApplied);
+
+    let sent = tx.clone();
+    conn.db.graph_meta().on_insert(move |ctx, row| {
+        if live(&ctx.event) {
+            let _ = sent.send(Change::Meta(row.clone()));
+        }
+    });
+    let sent = tx.clone();
+    conn.db.graph_meta().on_update(move |_, _, row| {
+        let _ = sent.send(Change::Meta(row.clone()));
+    });
+    let watched = move |src: u64| vertex == Some(src);
+    let sent = tx.clone();
+    conn.db.edge().on_insert(move |ctx, e| {
+        if live(&ctx.event) && watched(e.src) {
+            let _ = sent.send(Change::EdgeInserted {
+                src: e.src,
+                dst: e.dst,
+            });
+        }
+    });
+    let sent = tx.clone();
+    conn.db.edge().on_delete(move |ctx, e| {
+        if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src) {
+            let _ = sent.send(Change::EdgeDeleted {
+                src: e.src,
+                dst: e.dst,
+            });
+        }
+    });
+
+    let (applied, failed) = (tx.clone(), tx);
+    conn.subscription_builder()
+        .on_applied(move |ctx| {
+            let meta = ctx.db.graph_meta().id().find(&0);
+            let mut edges: Vec<(u64, u64)> = ctx
+                .db
+                .edge()
+                .iter()
+                .filter(|e| watched(e.src))
+                .map(|e| (e.src, e.dst))
+                .collect();
+            edges.sort_unstable();
+            let _ = applied.send(Change::Subscribed { meta, edges });
+        })
+        .on_error(move |_, e| {
+            let _ = failed.send(Change::Ended(format!("subscription failed: {e}")));
+        })
+        .subscribe(queries(vertex));
+    Ok(Watch {
+        changes: rx,
+        conn,
+        ended: false,
+    })
+}

@@ -1,0 +1,236 @@
+//! One WebSocket connection to the module through SpacetimeDB's Rust SDK and the generated
+//! bindings, shared by every call of a [`crate::graph::GraphDb`], reopened when it drops.
+//!
+//! The SDK delivers results to callbacks on its own thread; a call here queues its request,
+//! then waits for its callback, so that callers get a plain blocking API while several
+//! threads' calls pipeline over the one socket. A call whose connection drops fails with
+//! [`ClientError::Connection`], or, when it is safe to send again (queries, idempotent writes),
+//! is sent once more on a new connection.
+
+use crate::graph::ClientError;
+use crate::module_bindings::DbConnection;
+use spacetimedb_sdk::DbContext as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a call may wait for its result (as long as the HTTP client's timeout).
+const CALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// How often a waiting call checks that its connection is still up.
+const LIVENESS_POLL: Duration = Duration::from_millis(50);
+
+/// Where a result goes: the SDK calls it from its callback.
+pub type Reply<R> = Box<dyn FnOnce(Result<R, String>) + Send>;
+
+/// Queues a request on a connection, arranging for its callback to call the reply.
+pub type Request<'a, R> = &'a dyn Fn(&DbConnection, Reply<R>) -> Result<(), spacetimedb_sdk::Error>;
+
+/// A connection-level failure of a WebSocket call.
+#[derive(Debug, thiserror::Error)]
+#[error("WebSocket to {url} (database `{database}`): {message}")]
+pub struct WsError {
+    pub url: String,
+    pub database: String,
+    pub message: String,
+}
+
+/// The connection settings, and the current connection if there is one.
+pub struct WsLink {
+    url: String,
+    database: String,
+    /// The token to connect with; without one the server mints an identity on the first
+    /// connection, and its token is kept so that a reconnection keeps the identity.
+    token: Arc<Mutex<Option<String>>>,
+    /// The `confirmed` query parameter; `None` leaves the server's default (on).
+    confirmed: Option<bool>,
+    live: Mutex<Option<Arc<Live>>>,
+}
+
+impl std::fmt::Debug for WsLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WsLink")
+            .field("url", &self.url)
+            .field("database", &self.database)
+            .field("confirmed", &self.confirmed)
+            .finish()
+    }
+}
+
+/// An open connection and whether the SDK still considers it up.
+struct Live {
+    conn: DbConnection,
+    up: Arc<AtomicBool>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        let _ = self.conn.disconnect();
+    }
+}
+
+impl WsLink {
+    /// Settings for `database` on the server at `url` (`http://…`; the SDK derives the
+    /// WebSocket address). Nothing is connected until the first call.
+    pub fn new(url: &str, database: &str, token: Option<String>, confirmed: Option<bool>) -> Self {
+        Self {
+            url: url.trim_end_matches('/').to_string(),
+            database: database.to_string(),
+            token: Arc::new(Mutex::new(token)),
+            confirmed,
+            live: Mutex::new(None),
+        }
+    }
+
+    /// The same settings (and identity, once minted), not connected.
+    pub fn fresh(&self) -> Self {
+        Self::new(&self.url, &self.database, self.token(), self.confirmed)
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The token the connection uses (minted by the server on the first connection if none
+    /// was given).
+    pub fn token(&self) -> Option<String> {
+        self.token.lock().unwrap().clone()
+    }
+
+    fn error(&self, message: impl Into<String>) -> ClientError {
+        ClientError::Connection(WsError {
+            url: self.url.clone(),
+            database: self.database.clone(),
+            message: message.into(),
+        })
+    }
+
+    /// The open connection, opening one if there is none or the last one dropped.
+    pub fn connection(&self) -> Result<DbConnectionRef, ClientError> {
+        Ok(DbConnectionRef(self.live()?))
+    }
+
+    fn live(&self) -> Result<Arc<Live>, ClientError> {
+        let mut slot = self.live.lock().unwrap();
+        if let Some(live) = slot.as_ref().filter(|l| l.up.load(Ordering::Acquire)) {
+            return Ok(live.clone());
+        }
+        *slot = None;
+        let up = Arc::new(AtomicBool::new(true));
+        let (down, keep) = (up.clone(), self.token.clone());
+        let mut builder = DbConnection::builder()
+            .with_uri(self.url.as_str())
+            .with_database_name(self.database.as_str())
+            .with_token(self.token())
+            .on_connect(move |_, _, token| {
+                keep.lock()
+                    .unwrap()
+                    .get_or_insert_with(|| token.to_string());
+            })
+            .on_disconnect(move |_, _| down.store(false, Ordering::Release));
+        if let Some(confirmed) = self.confirmed {
+            builder = builder.with_confirmed_reads(confirmed);
+        }
+        let conn = builder.build().map_err(|e| self.error(connect_error(&e)))?;
+        conn.run_threaded();
+        let live = Arc::new(Live { conn, up });
+        *slot = Some(live.clone());
+        Ok(live)
+    }
+
+    /// Sends a request with `send` (which queues it on the connection and arranges for its
+    /// callback to call the reply) and waits for the reply. With `resend`, a request whose
+    /// connection dropped before it was answered is sent once more on a new connection.
+    pub fn call<R: Send + 'static>(
+        &self,
+        what: &str,
+        resend: bool,
+        send: Request<'_, R>,
+    ) -> Result<R, ClientError> {
+        let mut attempts = if resend { 2 } else { 1 };
+        loop {
+            attempts -= 1;
+            let live = self.live()?;
+            let (tx, rx) = mpsc::channel();
+            let reply: Reply<R> = Box::new(move |result| {
+                let _ = tx.send(result);
+            });
+            if let Err(e) = send(&live.conn, reply) {
+                self.drop_if_current(&live);
+                if attempts > 0 {
+                    continue;
+                }
+                return Err(self.error(format!("{what}: could not send the request: {e}")));
+            }
+            let deadline = Instant::now() + CALL_TIMEOUT;
+            loop {
+                match rx.recv_timeout(LIVENESS_POLL) {
+                    Ok(Ok(value)) => return Ok(value),
+                    Ok(Err(message)) => {
+                        return Err(ClientError::Internal {
+                            function: what.to_string(),
+                            message,
+                        });
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                        if live.up.load(Ordering::Acquire) && Instant::now() < deadline => {}
+                    Err(_) => break,
+                }
+            }
+            // No answer: the connection dropped (or the call timed out).
+            self.drop_if_current(&live);
+            if attempts == 0 {
+                let why = if Instant::now() >= deadline {
+                    format!("{what}: no answer within {CALL_TIMEOUT:?}")
+                } else {
+                    format!("{what}: the connection closed before the answer arrived")
+                };
+                return Err(self.error(why));
+            }
+        }
+    }
+
+    /// Forgets `live` if it is still the current connection, so the next call reconnects.
+    fn drop_if_current(&self, live: &Arc<Live>) {
+        live.up.store(false, Ordering::Release);
+        let mut slot = self.live.lock().unwrap();
+        if slot.as_ref().is_some_and(|l| Arc::ptr_eq(l, live)) {
+            *slot = None;
+        }
+    }
+
+    /// Closes the connection, if one is open.
+    pub fn disconnect(&self) {
+        self.live.lock().unwrap().take();
+    }
+}
+
+/// The SDK's connection errors name only their outermost layer; the cause (a refused TCP
+/// connection, an HTTP 404 for an unknown database, a 401 for a bad token) is what a user needs.
+fn connect_error(e: &spacetimedb_sdk::Error) -> String {
+    let mut text = format!("cannot connect: {e}");
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+/// A handle on the open connection, for subscriptions and table callbacks (see `graph watch`).
+#[derive(Clone)]
+pub struct DbConnectionRef(Arc<Live>);
+
+impl std::ops::Deref for DbConnectionRef {
+    type Target = DbConnection;
+    fn deref(&self) -> &DbConnection {
+        &self.0.conn
+    }
+}
+
+impl DbConnectionRef {
+    /// Whether the connection is still up.
+    pub fn is_up(&self) -> bool {
+        self.0.up.load(Ordering::Acquire)
+    }
+}

@@ -1,0 +1,223 @@
+//! The same module answers the same over both of SpacetimeDB's client transports: every
+//! procedure and reducer baseline, called over the SDK's WebSocket and over the HTTP call route
+//! on 50 seeded random graphs (the first one empty), gives the same answer, and that answer
+//! agrees with the independent reference.
+
+use graph_client::edgelist::EdgeList;
+use graph_client::graph::{
+    Answer, ClientError, Direction, GraphDb, GraphError, PathStatus, QueryStats, TxOptions,
+};
+use graph_reference::ReferenceGraph;
+use graph_testkit::TestHost;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::fmt::Debug;
+
+const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
+/// Not in any graph here.
+const UNKNOWN: u64 = 987_654_321;
+
+/// A graph of up to 60 vertices with sparse ids, self-loops and duplicate rows; seed 0 is empty.
+fn random_graph(seed: u64) -> EdgeList {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut edges = EdgeList::new();
+    if seed == 0 {
+        return edges;
+    }
+    let n = rng.gen_range(1..60u64);
+    for _ in 0..rng.gen_range(0..4 * n as usize) {
+        let a = rng.gen_range(0..n) * 13 + 1;
+        let b = if rng.gen_bool(0.05) {
+            a
+        } else {
+            rng.gen_range(0..n) * 13 + 1
+        };
+        edges.push(a, b);
+        if rng.gen_bool(0.05) {
+            edges.push(a, b);
+        }
+    }
+    edges
+}
+
+/// An answer with its timing stats cleared: they differ from call to call.
+trait Timeless {
+    fn timeless(self) -> Self;
+}
+
+fn no_stats() -> QueryStats {
+    QueryStats {
+        transactions: 0,
+        yields: 0,
+        max_hold_us: 0,
+        total_hold_us: 0,
+        slow_transactions: 0,
+        total_us: 0,
+        vertices_expanded: 0,
+        edges_scanned: 0,
+        lookups: 0,
+        version_start: 0,
+        version_end: 0,
+        from_snapshot: false,
+    }
+}
+
+macro_rules! timeless {
+    ($($t:ty),*) => {$(
+        impl Timeless for $t {
+            fn timeless(mut self) -> Self {
+                self.stats = no_stats();
+                self
+            }
+        }
+    )*};
+}
+timeless!(
+    graph_client::graph::NeighborCount,
+    graph_client::graph::Neighbors,
+    graph_client::graph::BfsResult,
+    graph_client::graph::PathResult
+);
+
+/// What a call came to: the module's answer or its refusal (any other failure fails the test).
+fn outcome<T: Timeless>(what: &str, r: Result<Answer<T>, ClientError>) -> Result<T, GraphError> {
+    match r {
+        Ok(answer) => Ok(answer.value.timeless()),
+        Err(ClientError::Graph(e)) => Err(e),
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
+/// Calls `call` over both transports and asserts the same outcome; returns it.
+fn both<T: Timeless + PartialEq + Debug>(
+    ws: &GraphDb,
+    http: &GraphDb,
+    what: &str,
+    call: impl Fn(&GraphDb) -> Result<Answer<T>, ClientError>,
+) -> Result<T, GraphError> {
+    let over_ws = outcome(what, call(ws));
+    let over_http = outcome(what, call(http));
+    assert_eq!(over_ws, over_http, "{what}: WebSocket vs HTTP");
+    over_ws
+}
+
+#[test]
+fn every_procedure_answers_the_same_over_websocket_and_http() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let http = GraphDb::new(server.clone(), "graph");
+    let ws = GraphDb::websocket(server, "graph", None);
+    let mut calls = 0;
+    for seed in 0..50u64 {
+        let edges = random_graph(seed);
+        let reference = ReferenceGraph::new(edges.iter());
+        // Each graph replaces the last, written over one transport or the other.
+        let writer = if seed % 2 == 0 { &ws } else { &http };
+        writer.clear().unwrap();
+        writer.load(&edges.sorted(), |_| {}).unwrap();
+        let (info_ws, info_http) = (ws.info().unwrap(), http.info().unwrap());
+        assert_eq!(info_ws, info_http, "seed {seed}");
+        assert_eq!(
+            info_ws.vertices,
+            reference.vertex_count() as u64,
+            "seed {seed}"
+        );
+
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xABCD);
+        let mut vertices = reference.sample_vertices(4, seed);
+        vertices.push(UNKNOWN);
+        for &v in &vertices {
+            for dir in DIRS {
+                let ctx = format!("seed {seed}, vertex {v}, {dir}");
+                let want = reference.neighbors(v, dir);
+                let got = both(&ws, &http, &ctx, |db| db.neighbors(v, dir, 0));
+                match (&got, &want) {
+                    (Ok(n), Some(want)) => assert_eq!(&n.neighbors, want, "{ctx}"),
+                    (Err(GraphError::UnknownVertex(u)), None) => assert_eq!(*u, v),
+                    _ => panic!("{ctx}: {got:?} vs reference {want:?}"),
+                }
+                let limit = rng.gen_range(1..4);
+                both(&ws, &http, &ctx, |db| db.neighbors(v, dir, limit)).ok();
+                let count = both(&ws, &http, &ctx, |db| db.neighbor_count(v, dir));
+                let stage1 = both(&ws, &http, &ctx, |db| db.neighbor_count_stage1(v, dir));
+                assert_eq!(count.map(|c| c.count), stage1.map(|c| c.count), "{ctx}");
+
+                let depth = [None, Some(0), Some(1), Some(2)][rng.gen_range(0..4)];
+                let tx = TxOptions {
+                    tx_budget: [0, 3][rng.gen_range(0..2)],
+                    yield_every_us: 0,
+                };
+                let bfs = both(&ws, &http, &ctx, |db| db.bfs(v, dir, depth, 8, tx));
+                let want = reference.bfs_levels(v, dir, depth);
+                assert_eq!(bfs.as_ref().ok().map(|b| &b.levels), want.as_ref(), "{ctx}");
+                let stage1 = both(&ws, &http, &ctx, |db| db.bfs_stage1(v, dir, depth));
+                assert_eq!(stage1.ok().map(|b| b.levels), want, "{ctx}");
+                calls += 5;
+            }
+        }
+        let targets = reference.sample_vertices(4, seed + 1);
+        for (&a, &b) in vertices.iter().zip(targets.iter().chain([&UNKNOWN])) {
+            for dir in DIRS {
+                let ctx = format!("seed {seed}, {a} -> {b}, {dir}");
+                let depth = [None, None, Some(1)][rng.gen_range(0..3)];
+                let tx = TxOptions {
+                    tx_budget: [0, 2][rng.gen_range(0..2)],
+                    yield_every_us: 0,
+                };
+                let path = both(&ws, &http, &ctx, |db| {
+                    db.shortest_path(a, b, dir, depth, tx)
+                });
+                let stage1 = both(&ws, &http, &ctx, |db| {
+                    db.shortest_path_stage1(a, b, dir, depth)
+                });
+                for got in [path, stage1] {
+                    check_path(&reference, a, b, dir, depth, got, &ctx);
+                }
+                calls += 2;
+            }
+        }
+        // The reducer baseline, whose answer is rows read back with SQL.
+        if let Some(&v) = vertices.first().filter(|&&v| v != UNKNOWN) {
+            let over_ws = ws
+                .bfs_stage1_reducer(seed, v, Direction::Both, None)
+                .unwrap();
+            let over_http = http
+                .bfs_stage1_reducer(seed, v, Direction::Both, None)
+                .unwrap();
+            assert_eq!(over_ws, over_http, "seed {seed}: bfs reducer");
+            assert_eq!(
+                Some(over_ws),
+                reference.bfs_levels(v, Direction::Both, None)
+            );
+        }
+    }
+    assert!(calls > 4_000, "only {calls} calls were compared");
+}
+
+/// A shortest path (or refusal) checked against the reference distance.
+fn check_path(
+    reference: &ReferenceGraph,
+    a: u64,
+    b: u64,
+    dir: Direction,
+    depth: Option<u32>,
+    got: Result<graph_client::graph::PathResult, GraphError>,
+    ctx: &str,
+) {
+    match (got, reference.distance(a, b, dir, None)) {
+        (Err(GraphError::UnknownVertex(u)), None) => assert!(!reference.contains(u), "{ctx}"),
+        (Ok(p), Some(Some(d))) if depth.is_none_or(|m| d <= m) => {
+            assert_eq!(p.status, PathStatus::Found, "{ctx}");
+            assert_eq!(p.path.len(), d as usize + 1, "{ctx}: {p:?}");
+            assert_eq!((p.path[0], *p.path.last().unwrap()), (a, b), "{ctx}");
+            assert!(reference.is_path(&p.path, dir), "{ctx}: {p:?}");
+        }
+        (Ok(p), Some(Some(_))) => assert_eq!(p.status, PathStatus::BeyondMaxDepth, "{ctx}"),
+        (Ok(p), Some(None)) => {
+            let ok = p.status == PathStatus::Unreachable
+                || depth.is_some() && p.status == PathStatus::BeyondMaxDepth;
+            assert!(ok && p.path.is_empty(), "{ctx}: {p:?}");
+        }
+        (got, want) => panic!("{ctx}: {got:?}, reference {want:?}"),
+    }
+}
