@@ -296,3 +296,65 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
         "{again}"
     );
 }
+
+#[test]
+fn watch_prints_changes_as_they_arrive() {
+    use std::io::{BufRead, BufReader};
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let cli = Cli {
+        url: host.url().to_string(),
+        token: server.token().unwrap().to_string(),
+    };
+    cli.json(&["add-edge", "1", "3"]);
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args(["--server", &cli.url, "--token", &cli.token])
+        .args(["watch", "--vertex", "1", "--count", "4", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+    let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    let subscribed = next();
+    assert_eq!(subscribed["event"], "subscribed", "{subscribed}");
+    assert_eq!(subscribed["edges"], serde_json::json!([[1, 3]]));
+    let version = subscribed["graph"]["version"].as_u64().unwrap();
+
+    // A write over the WebSocket and a delete over HTTP, each seen as its edge row and the
+    // graph's new version; an edge of another vertex is not watched.
+    cli.json(&["add-edge", "1", "2"]);
+    cli.json(&["add-edge", "5", "6", "--transport", "http"]);
+    cli.json(&["remove-edge", "1", "2", "--transport", "http"]);
+    let events: Vec<Value> = (0..4).map(|_| next()).collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    let rows: Vec<&Value> = events.iter().filter(|e| e["event"] != "meta").collect();
+    assert_eq!(rows.len(), 2, "{events:?}");
+    assert_eq!(
+        (&rows[0]["event"], &rows[0]["dst"]),
+        (&"insert".into(), &2.into())
+    );
+    assert_eq!(
+        (&rows[1]["event"], &rows[1]["dst"]),
+        (&"delete".into(), &2.into())
+    );
+    let versions: Vec<u64> = events
+        .iter()
+        .filter_map(|e| e["graph"]["version"].as_u64())
+        .collect();
+    assert_eq!(versions.len(), 2, "{kinds:?}");
+    assert!(
+        versions[0] > version && versions[1] > versions[0],
+        "{events:?}"
+    );
+    assert!(watch.wait().unwrap().success());
+
+    let err = cli.fails(&["watch", "--transport", "http"]);
+    assert!(err.contains("WebSocket"), "{err}");
+    assert_eq!(
+        cli.json(&["stats", "--transport", "http"]),
+        cli.json(&["stats", "--transport", "ws"])
+    );
+}

@@ -1,0 +1,438 @@
+//! graph-host speaks SpacetimeDB's WebSocket protocol: the real host and engine, the
+//! conformance module, reached both by a raw client that writes the protocol's frames itself
+//! (to send what no SDK would) and by `spacetimedb-sdk` 2.14 on bindings that `graph-host
+//! generate` wrote for that module (`conformance_bindings/`, checked to be current).
+
+mod conformance_bindings;
+
+use conformance_bindings::*;
+use graph_client::server::Server;
+use graph_testkit::{TestHost, conformance_wasm, host_binary};
+use spacetimedb_sdk::__codegen::__sats::bsatn;
+use spacetimedb_sdk::__codegen::__ws::common::CallProcedureFlags;
+use spacetimedb_sdk::__codegen::__ws::v2::{
+    BIN_PROTOCOL, CallProcedure, ClientMessage, ProcedureStatus, ServerMessage,
+};
+use spacetimedb_sdk::{DbContext, Table};
+use std::net::TcpStream;
+use std::path::Path;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tungstenite::client::IntoClientRequest;
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+const DB: &str = "conf";
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A host with the conformance module published as [`DB`]; its owner.
+fn host_with_module(args: &[&str]) -> (TestHost, Server) {
+    let host = TestHost::start_with(args);
+    let (_, owner) = host.client();
+    owner.publish(DB, conformance_wasm(), false).unwrap();
+    (host, owner)
+}
+
+/// How many WebSocket (and in-flight HTTP) connections the engine has registered.
+fn connected_clients(owner: &Server) -> usize {
+    owner.sql(DB, "SELECT * FROM st_client").unwrap()[0]
+        .rows
+        .len()
+}
+
+/// Waits until [`connected_clients`] is `n`.
+fn wait_for_clients(owner: &Server, n: usize) {
+    let deadline = Instant::now() + WAIT;
+    while connected_clients(owner) != n {
+        assert!(
+            Instant::now() < deadline,
+            "{} clients registered, expected {n}",
+            connected_clients(owner)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A client that writes the protocol's frames itself.
+struct RawClient {
+    socket: WebSocket<MaybeTlsStream<TcpStream>>,
+}
+
+impl RawClient {
+    /// Connects to `database`'s subscribe route, asking for `protocol` (none: ask for none).
+    fn connect(
+        url: &str,
+        database: &str,
+        token: Option<&str>,
+        protocol: Option<&str>,
+    ) -> Result<Self, Box<tungstenite::Error>> {
+        let ws = url.replacen("http://", "ws://", 1);
+        let mut request = format!("{ws}/v1/database/{database}/subscribe?compression=None")
+            .into_client_request()?;
+        if let Some(protocol) = protocol {
+            request
+                .headers_mut()
+                .insert("Sec-WebSocket-Protocol", protocol.parse().unwrap());
+        }
+        if let Some(token) = token {
+            let bearer = format!("Bearer {token}").parse().unwrap();
+            request.headers_mut().insert("Authorization", bearer);
+        }
+        let (socket, _) = tungstenite::connect(request)?;
+        if let MaybeTlsStream::Plain(tcp) = socket.get_ref() {
+            tcp.set_read_timeout(Some(WAIT)).unwrap();
+        }
+        Ok(Self { socket })
+    }
+
+    fn send(&mut self, message: &ClientMessage) {
+        let bytes = bsatn::to_vec(message).unwrap();
+        self.socket.send(Message::Binary(bytes.into())).unwrap();
+    }
+
+    /// The next server message: `Err` with the close frame's code when the server closes.
+    fn recv(&mut self) -> Result<ServerMessage, Option<CloseCode>> {
+        loop {
+            match self.socket.read() {
+                Ok(Message::Binary(bytes)) => {
+                    assert_eq!(bytes[0], 0, "uncompressed, as asked");
+                    return Ok(bsatn::from_slice(&bytes[1..]).expect("a v2 server message"));
+                }
+                Ok(Message::Close(frame)) => return Err(frame.map(|f| f.code)),
+                Ok(_) => {}
+                Err(e) => panic!("reading from the socket: {e}"),
+            }
+        }
+    }
+
+    /// Calls a procedure with raw BSATN arguments; returns its status.
+    fn call_procedure(&mut self, request_id: u32, name: &str, args: Vec<u8>) -> ProcedureStatus {
+        self.send(&ClientMessage::CallProcedure(CallProcedure {
+            request_id,
+            flags: CallProcedureFlags::Default,
+            procedure: name.into(),
+            args: args.into(),
+        }));
+        loop {
+            match self.recv() {
+                Ok(ServerMessage::ProcedureResult(r)) if r.request_id == request_id => {
+                    return r.status;
+                }
+                Ok(_) => {}
+                Err(code) => panic!("closed ({code:?}) before the procedure's result"),
+            }
+        }
+    }
+}
+
+/// The HTTP status of a refused upgrade.
+fn refused(result: Result<RawClient, Box<tungstenite::Error>>) -> u16 {
+    match result.map_err(|e| *e) {
+        Err(tungstenite::Error::Http(response)) => response.status().as_u16(),
+        Err(e) => panic!("expected an HTTP refusal, got {e}"),
+        Ok(_) => panic!("expected an HTTP refusal, got a connection"),
+    }
+}
+
+fn echo_args(x: u64) -> Vec<u8> {
+    bsatn::to_vec(&echo_procedure::EchoArgs { x, label: None }).unwrap()
+}
+
+#[test]
+fn the_protocol_refuses_bad_input_and_keeps_serving() {
+    let (host, owner) = host_with_module(&[]);
+    let url = host.url();
+    let token = owner.token().unwrap();
+    let before = connected_clients(&owner);
+
+    // Refused upgrades: a clear status, nothing registered.
+    let status = refused(RawClient::connect(url, DB, Some(token), None));
+    assert_eq!(status, 400, "no subprotocol");
+    let status = refused(RawClient::connect(
+        url,
+        DB,
+        Some("not.a.jwt"),
+        Some(BIN_PROTOCOL),
+    ));
+    assert_eq!(status, 401, "bad token");
+    let status = refused(RawClient::connect(
+        url,
+        "nope",
+        Some(token),
+        Some(BIN_PROTOCOL),
+    ));
+    assert_eq!(status, 404, "unknown database");
+
+    // Without a token the server mints an identity and sends its token first.
+    let mut anonymous = RawClient::connect(url, DB, None, Some(BIN_PROTOCOL)).unwrap();
+    match anonymous.recv() {
+        Ok(ServerMessage::InitialConnection(hello)) => assert!(!hello.token.is_empty()),
+        other => panic!("expected InitialConnection first, got {other:?}"),
+    }
+
+    // Calls that cannot run are answered with an error, and the connection keeps working.
+    let mut client = RawClient::connect(url, DB, Some(token), Some(BIN_PROTOCOL)).unwrap();
+    assert!(matches!(
+        client.recv(),
+        Ok(ServerMessage::InitialConnection(_))
+    ));
+    let status = client.call_procedure(1, "echo", vec![1, 2, 3]);
+    assert!(
+        matches!(&status, ProcedureStatus::InternalError(e) if !e.is_empty()),
+        "{status:?}"
+    );
+    let status = client.call_procedure(2, "no_such_procedure", echo_args(1));
+    assert!(
+        matches!(&status, ProcedureStatus::InternalError(e) if e.contains("No such procedure")),
+        "{status:?}"
+    );
+    let status = client.call_procedure(3, "panic_procedure", Vec::new());
+    assert!(
+        matches!(&status, ProcedureStatus::InternalError(e) if e.contains("fatal error")),
+        "{status:?}"
+    );
+    let ProcedureStatus::Returned(bytes) = client.call_procedure(4, "echo", echo_args(9)) else {
+        panic!("echo failed");
+    };
+    let echo: Echo = bsatn::from_slice(&bytes).unwrap();
+    assert_eq!((echo.x, echo.kind), (9, Kind::Count(9)));
+
+    // A frame that is not a client message closes that connection only, with 1011.
+    let mut garbage = RawClient::connect(url, DB, Some(token), Some(BIN_PROTOCOL)).unwrap();
+    assert!(garbage.recv().is_ok());
+    garbage
+        .socket
+        .send(Message::Binary(vec![0xFF; 16].into()))
+        .unwrap();
+    assert_eq!(garbage.recv().unwrap_err(), Some(CloseCode::Error));
+    assert!(matches!(
+        client.call_procedure(5, "echo", echo_args(0)),
+        ProcedureStatus::Returned(_)
+    ));
+
+    // Connections that close, or vanish without a close frame, leave nothing behind.
+    wait_for_clients(&owner, before + 2);
+    client.socket.close(None).unwrap();
+    while client.socket.read().is_ok() {}
+    drop(anonymous);
+    wait_for_clients(&owner, before);
+}
+
+#[test]
+fn silent_connections_time_out() {
+    let (host, owner) =
+        host_with_module(&["--ws-ping-interval", "200ms", "--ws-idle-timeout", "1s"]);
+    let token = owner.token().unwrap();
+    let mut silent = RawClient::connect(host.url(), DB, Some(token), Some(BIN_PROTOCOL)).unwrap();
+    assert!(silent.recv().is_ok());
+    wait_for_clients(&owner, 1);
+    // Reading nothing, this client answers no ping; the server gives up on it.
+    std::thread::sleep(Duration::from_millis(2_500));
+    wait_for_clients(&owner, 0);
+    let closed = loop {
+        match silent.socket.read() {
+            Ok(Message::Close(frame)) => break frame.map(|f| f.code),
+            Ok(_) => {}
+            Err(e) => panic!("expected a close frame, got {e}"),
+        }
+    };
+    assert_eq!(closed, Some(CloseCode::Away));
+
+    // A client that reads (and so answers pings) stays connected past the timeout.
+    let mut awake = RawClient::connect(host.url(), DB, Some(token), Some(BIN_PROTOCOL)).unwrap();
+    assert!(awake.recv().is_ok());
+    if let MaybeTlsStream::Plain(tcp) = awake.socket.get_ref() {
+        tcp.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+    }
+    let until = Instant::now() + Duration::from_millis(2_500);
+    while Instant::now() < until {
+        match awake.socket.read() {
+            Ok(Message::Close(frame)) => panic!("closed: {frame:?}"),
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(connected_clients(&owner), 1);
+}
+
+/// A connected SDK client of the conformance module.
+fn sdk_connect(url: &str, token: Option<&str>) -> DbConnection {
+    let conn = DbConnection::builder()
+        .with_uri(url)
+        .with_database_name(DB)
+        .with_token(token.map(str::to_string))
+        .build()
+        .expect("SDK connection");
+    conn.run_threaded();
+    conn
+}
+
+#[test]
+fn sdk_calls_reach_the_caller_with_their_errors() {
+    let (host, owner) = host_with_module(&[]);
+    let conn = sdk_connect(host.url(), owner.token());
+
+    // The subscription sees exactly the committed notes.
+    let (inserted, notes) = mpsc::channel();
+    conn.db.note().on_insert(move |_, note| {
+        let _ = inserted.send(note.text.clone());
+    });
+    let (applied, subscribed) = mpsc::channel();
+    conn.subscription_builder()
+        .on_applied(move |_| applied.send(()).unwrap())
+        .subscribe(["SELECT * FROM note"]);
+    subscribed.recv_timeout(WAIT).unwrap();
+
+    // Reducers: Ok, an Err that commits nothing, and a panic.
+    let reducer = |call: &dyn Fn(mpsc::Sender<String>)| {
+        let (tx, rx) = mpsc::channel();
+        call(tx);
+        rx.recv_timeout(WAIT).expect("a reducer result, not a hang")
+    };
+    let outcome = |r: Result<Result<(), String>, spacetimedb_sdk::__codegen::InternalError>| match r
+    {
+        Ok(Ok(())) => "ok".to_string(),
+        Ok(Err(e)) => format!("err: {e}"),
+        Err(e) => format!("internal: {e}"),
+    };
+    let ok = reducer(&|tx| {
+        conn.reducers
+            .add_note_then("kept".into(), move |_, r| tx.send(outcome(r)).unwrap())
+            .unwrap()
+    });
+    assert_eq!(ok, "ok");
+    let failed = reducer(&|tx| {
+        conn.reducers
+            .add_note_then_fail_then("ghost".into(), move |_, r| tx.send(outcome(r)).unwrap())
+            .unwrap()
+    });
+    assert_eq!(failed, "err: failed after inserting");
+    let panicked = reducer(&|tx| {
+        conn.reducers
+            .panic_reducer_then(move |_, r| tx.send(outcome(r)).unwrap())
+            .unwrap()
+    });
+    // The engine reports a trapped reducer without its message (as the official server does).
+    assert!(panicked.starts_with("internal: "), "{panicked}");
+
+    // Procedures: a typed return, a transaction rolled back, and a panic.
+    let (tx, rx) = mpsc::channel();
+    conn.procedures
+        .echo_then(3, Some("three".into()), move |_, r| tx.send(r).unwrap());
+    let echo = rx.recv_timeout(WAIT).unwrap().unwrap();
+    assert_eq!(
+        echo,
+        Echo {
+            x: 3,
+            label: Some("three".into()),
+            kind: Kind::Count(3)
+        }
+    );
+    let (tx, rx) = mpsc::channel();
+    conn.procedures
+        .insert_note_then_fail_then("ghost".into(), move |_, r| tx.send(r).unwrap());
+    assert_eq!(
+        rx.recv_timeout(WAIT).unwrap().unwrap(),
+        Err("rolled back on purpose".to_string())
+    );
+    let (tx, rx) = mpsc::channel();
+    conn.procedures
+        .panic_procedure_then(move |_, r| tx.send(r).unwrap());
+    let err = rx
+        .recv_timeout(WAIT)
+        .expect("a procedure result, not a hang")
+        .unwrap_err();
+    assert!(err.to_string().contains("fatal error"), "{err}");
+    let (tx, rx) = mpsc::channel();
+    conn.procedures
+        .insert_note_then("from a procedure".into(), move |_, r| tx.send(r).unwrap());
+    rx.recv_timeout(WAIT).unwrap().unwrap();
+
+    let mut seen = vec![notes.recv_timeout(WAIT).unwrap()];
+    seen.push(notes.recv_timeout(WAIT).unwrap());
+    assert_eq!(seen, ["kept", "from a procedure"]);
+    assert!(notes.recv_timeout(Duration::from_millis(300)).is_err());
+    assert_eq!(conn.db.note().count(), 2);
+    conn.disconnect().unwrap();
+}
+
+#[test]
+fn fifty_concurrent_connections() {
+    let (host, owner) = host_with_module(&[]);
+    let watcher = sdk_connect(host.url(), owner.token());
+    let (applied, subscribed) = mpsc::channel();
+    watcher
+        .subscription_builder()
+        .on_applied(move |_| applied.send(()).unwrap())
+        .subscribe(["SELECT * FROM note"]);
+    subscribed.recv_timeout(WAIT).unwrap();
+
+    // Each connection is its own identity; all run at once.
+    let clients: Vec<DbConnection> = (0..50).map(|_| sdk_connect(host.url(), None)).collect();
+    let (done, results) = mpsc::channel();
+    for (i, conn) in clients.iter().enumerate() {
+        let echoed = done.clone();
+        conn.procedures.echo_then(i as u64, None, move |_, r| {
+            let ok = r.is_ok_and(|e| e.x == i as u64);
+            echoed.send(ok).unwrap();
+        });
+        let done = done.clone();
+        conn.reducers
+            .add_note_then(format!("note {i}"), move |_, r| {
+                done.send(matches!(r, Ok(Ok(())))).unwrap()
+            })
+            .unwrap();
+    }
+    for _ in 0..100 {
+        assert!(results.recv_timeout(WAIT).unwrap());
+    }
+    wait_for_clients(&owner, 51);
+    let deadline = Instant::now() + WAIT;
+    while watcher.db.note().count() < 50 {
+        assert!(
+            Instant::now() < deadline,
+            "{} notes seen",
+            watcher.db.note().count()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for conn in &clients {
+        conn.disconnect().unwrap();
+    }
+    wait_for_clients(&owner, 1);
+}
+
+#[test]
+fn conformance_bindings_are_current() {
+    let fresh = tempfile::tempdir().unwrap();
+    let wasm = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(wasm.path(), conformance_wasm()).unwrap();
+    let output = std::process::Command::new(host_binary())
+        .args(["generate", "--lang", "rust", "--bin-path"])
+        .arg(wasm.path())
+        .arg("--out-dir")
+        .arg(fresh.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let checked_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_bindings");
+    let files = |dir: &Path| -> Vec<(String, String)> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let path = e.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().to_string();
+                (name, std::fs::read_to_string(&path).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    assert!(
+        files(fresh.path()) == files(&checked_in),
+        "testkit/tests/conformance_bindings is stale: run scripts/generate"
+    );
+}
