@@ -6,6 +6,7 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use graph_bench::contention;
 use graph_bench::datasets::DatasetSpec;
+use graph_bench::live::{self, Keys};
 use graph_bench::load::Stores;
 use graph_bench::measure;
 use graph_bench::report::markdown::{self, fmt_us};
@@ -100,6 +101,17 @@ struct Args {
     /// Single-edge inserts while Stage-1 traversals run (each may wait for a whole query).
     #[arg(long, default_value_t = 10)]
     stage1_writes: usize,
+    /// Single-edge inserts timed until a subscriber on another WebSocket sees them, with
+    /// confirmed reads on and off (0: skip).
+    #[arg(long, default_value_t = 200)]
+    propagation_writes: usize,
+    /// Single-edge inserts spread over --connections WebSocket connections, once with uniform
+    /// and once with Zipf-skewed source vertices (0: skip).
+    #[arg(long, default_value_t = 20_000)]
+    throughput_inserts: usize,
+    /// Connections of the throughput workload.
+    #[arg(long, default_value_t = 50)]
+    connections: usize,
     /// Work units per transaction for Stage-2 procedures (0: the module's default).
     #[arg(long, default_value_t = 0)]
     tx_budget: u32,
@@ -241,12 +253,19 @@ fn main() -> anyhow::Result<()> {
         _ => Vec::new(),
     };
 
+    let (propagation, throughput) = match &db {
+        Some(db) => live_workloads(&args, db)?,
+        None => (Vec::new(), Vec::new()),
+    };
+
     let report = Report {
         environment: environment(&args, command, dir, &edges),
         loads: stores.into_loads(),
         systems: descriptions,
         results,
         contention,
+        propagation,
+        throughput,
     };
     println!(
         "\n{}\n{}",
@@ -379,6 +398,56 @@ fn writers_vs_traversals(
         out.push(contention::run(&writer, label, first_id, writes, traverse)?);
     }
     Ok(out)
+}
+
+/// Write → subscriber latency and concurrent insert throughput over the WebSocket, on fresh
+/// vertices far above the graph's (so that nothing measured before changes).
+fn live_workloads(
+    args: &Args,
+    db: &GraphDb,
+) -> anyhow::Result<(Vec<model::Propagation>, Vec<model::Throughput>)> {
+    let base = db.info()?.max_vertex_id + 100_000_000;
+    let mut propagation = Vec::new();
+    if args.propagation_writes > 0 {
+        for (i, confirmed) in [true, false].into_iter().enumerate() {
+            let first_id = base + i as u64 * 10_000_000;
+            let p = live::propagation(db, confirmed, first_id, args.propagation_writes)?;
+            println!(
+                "write → subscriber, confirmed reads {}: p50 {}, p99 {}",
+                if confirmed { "on" } else { "off" },
+                fmt_us(p.latency.p50),
+                fmt_us(p.latency.p99)
+            );
+            propagation.push(p);
+        }
+    }
+    let mut throughput = Vec::new();
+    if args.throughput_inserts > 0 {
+        // Zipf s=1.3 over 10,000 sources puts ~80% of inserts on the hottest 1%: the suite's
+        // high-contention setting.
+        for (i, keys) in [Keys::Uniform, Keys::Zipf(1.3)].into_iter().enumerate() {
+            let first_id = base + (2 + i as u64) * 10_000_000;
+            let t = live::throughput(
+                db,
+                args.connections,
+                args.throughput_inserts,
+                keys,
+                10_000,
+                first_id,
+                args.seed,
+            )?;
+            println!(
+                "{} connections, {} sources ({:.0}% on the hottest 1%): {:.0} inserts/s, {} counted",
+                t.connections,
+                t.keys,
+                t.hot_share * 100.0,
+                t.per_second,
+                t.inserts
+            );
+            throughput.push(t);
+        }
+    }
+    Ok((propagation, throughput))
 }
 
 fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -> Environment {

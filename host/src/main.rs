@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use axum::serve::ListenerExt as _;
 use clap::{Parser, Subcommand};
 use spacetimedb::client::ClientActorIndex;
 use spacetimedb::db::{self, persistence::LocalPersistenceProvider};
@@ -155,6 +156,12 @@ async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
         data_dir.display(),
         if cli.in_memory { ", in memory" } else { "" }
     );
+    // No Nagle delay: a WebSocket answer is often a small frame written right after another.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            log::warn!("TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, routes::router(app.clone()))
         .with_graceful_shutdown(shutdown_signal())
         .await?;

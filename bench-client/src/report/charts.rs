@@ -67,6 +67,7 @@ pub fn render(report: &Report) -> anyhow::Result<Vec<Png>> {
         ("latency", latency(report)),
         ("hold", hold(report)),
         ("writers", writers(report)),
+        ("live", live(report)),
     ] {
         if chart.marks.is_empty() {
             continue;
@@ -251,6 +252,39 @@ fn writers(report: &Report) -> Chart<'_> {
             .collect(),
     }
 }
+
+/// Write → subscriber latency, by confirmed-reads setting.
+fn live(report: &Report) -> Chart<'_> {
+    Chart {
+        title: format!(
+            "{}: single-edge insert on one WebSocket until a subscriber on another sees it",
+            report.environment.dataset
+        ),
+        subtitle: subtitle(report),
+        y_desc: "write → subscriber latency (log scale)",
+        series_desc: "subscriber",
+        series: vec![CONFIRMED, UNCONFIRMED],
+        stats: ["p50", "p99", "max"],
+        // The p50 target.
+        target: Some(1_000.0),
+        marks: report
+            .propagation
+            .iter()
+            .map(|p| Mark {
+                group: "write → subscriber",
+                series: if p.confirmed_reads {
+                    CONFIRMED
+                } else {
+                    UNCONFIRMED
+                },
+                values: [p.latency.p50, p.latency.p99, p.latency.max],
+            })
+            .collect(),
+    }
+}
+
+const CONFIRMED: &str = "confirmed reads on";
+const UNCONFIRMED: &str = "confirmed reads off";
 
 /// Axis ticks: "100 µs", "1 ms", "20 s".
 fn tick(ms: f64) -> String {

@@ -126,7 +126,46 @@ pub fn table(report: &Report) -> String {
             );
         }
     }
+    if !report.propagation.is_empty() {
+        t.push_str(
+            "\n| write → subscriber (WebSocket) | confirmed reads | writes | p50 | p99 | max |\n",
+        );
+        t.push_str("|---|---|---:|---:|---:|---:|\n");
+        for p in &report.propagation {
+            let _ = writeln!(
+                t,
+                "| single-edge add_edges until the subscriber sees graph_meta change | {} | {} | {} | {} | {} |",
+                on_off(p.confirmed_reads),
+                p.latency.count,
+                fmt_us(p.latency.p50),
+                fmt_us(p.latency.p99),
+                fmt_us(p.latency.max)
+            );
+        }
+    }
+    if !report.throughput.is_empty() {
+        t.push_str("\n| concurrent single-edge inserts (WebSocket) | keys | hottest 1% share | confirmed reads | inserts (all counted) | inserts/s | call p50 | call p99 |\n");
+        t.push_str("|---|---|---:|---|---:|---:|---:|---:|\n");
+        for x in &report.throughput {
+            let _ = writeln!(
+                t,
+                "| {} connections | {} | {:.0}% | {} | {} | {:.0} | {} | {} |",
+                x.connections,
+                x.keys,
+                x.hot_share * 100.0,
+                on_off(x.confirmed_reads),
+                x.inserts,
+                x.per_second,
+                fmt_us(x.latency.p50),
+                fmt_us(x.latency.p99)
+            );
+        }
+    }
     t
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
 }
 
 /// The cross-system table in the reference's shape: rows are load, neighbor count, full BFS and

@@ -79,6 +79,12 @@ pub struct Report {
     pub systems: Vec<String>,
     pub results: Vec<Summary>,
     pub contention: Vec<Contention>,
+    /// Write → subscriber latency over the WebSocket.
+    #[serde(default)]
+    pub propagation: Vec<Propagation>,
+    /// Single-edge inserts per second from many WebSocket connections.
+    #[serde(default)]
+    pub throughput: Vec<Throughput>,
 }
 
 /// A report as this version or an older one stored it. Older reports kept SpacetimeDB's load
@@ -98,6 +104,10 @@ struct StoredReport {
     results: Vec<Summary>,
     #[serde(default)]
     contention: Vec<Contention>,
+    #[serde(default)]
+    propagation: Vec<Propagation>,
+    #[serde(default)]
+    throughput: Vec<Throughput>,
 }
 
 impl From<StoredReport> for Report {
@@ -117,6 +127,8 @@ impl From<StoredReport> for Report {
             systems: stored.systems,
             results: stored.results,
             contention: stored.contention,
+            propagation: stored.propagation,
+            throughput: stored.throughput,
         }
     }
 }
@@ -262,6 +274,33 @@ pub struct Contention {
     pub traversals: usize,
 }
 
+/// How soon a single-edge insert on one WebSocket connection reaches a subscriber of the
+/// graph's meta row on another, in µs from the writer's call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Propagation {
+    /// The subscriber's confirmed-reads setting: on, it is sent only durable changes.
+    pub confirmed_reads: bool,
+    pub latency: Percentiles,
+}
+
+/// Single-edge inserts from many WebSocket connections at once, one call in flight each.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Throughput {
+    pub connections: usize,
+    /// How sources were drawn: `uniform` or `zipf s=…`.
+    pub keys: String,
+    /// Share of inserts whose source is among the hottest 1% of candidates.
+    pub hot_share: f64,
+    /// The connections' confirmed-reads setting (each call is answered once durable when on).
+    pub confirmed_reads: bool,
+    /// Inserts acknowledged; the graph's edge count grew by exactly this many.
+    pub inserts: u64,
+    pub seconds: f64,
+    pub per_second: f64,
+    /// Per-call latency, µs.
+    pub latency: Percentiles,
+}
+
 /// A small report to render and write in tests.
 #[cfg(test)]
 pub mod fixtures {
@@ -325,6 +364,8 @@ pub mod fixtures {
             systems: Vec::new(),
             results,
             contention,
+            propagation: Vec::new(),
+            throughput: Vec::new(),
         }
     }
 }

@@ -1,0 +1,207 @@
+//! SpacetimeDB's own workloads over the WebSocket: how soon a write reaches a subscriber on
+//! another connection, and how many single-edge inserts per second many connections get in
+//! (the shape of SpacetimeDB's benchmark suite: 50 connections, uniform or Zipf-skewed keys).
+
+use crate::report::model::{Percentiles, Propagation, Throughput};
+use anyhow::{Context, bail, ensure};
+use graph_client::graph::GraphDb;
+use graph_client::watch::{Change, watch};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// `writes` single-edge inserts on `writer`'s connection, each timed from the call until a
+/// subscriber on its own connection (confirmed reads `confirmed`) sees the graph's new version.
+/// The edges join fresh vertices from `first_id`, so nothing else measured changes.
+pub fn propagation(
+    writer: &GraphDb,
+    confirmed: bool,
+    first_id: u64,
+    writes: usize,
+) -> anyhow::Result<Propagation> {
+    let subscriber =
+        GraphDb::websocket(writer.server().clone(), writer.database(), Some(confirmed));
+    let mut changes = watch(&subscriber, None)?;
+    let mut version = match changes.next(WAIT) {
+        Some(Change::Subscribed { meta: Some(m), .. }) => m.version,
+        other => bail!("subscribing to graph_meta: {other:?}"),
+    };
+    let mut latencies = Vec::with_capacity(writes);
+    for i in 0..writes as u64 + 5 {
+        let t = Instant::now();
+        writer.add_edges(&[first_id + 2 * i], &[first_id + 2 * i + 1])?;
+        loop {
+            match changes.next(WAIT) {
+                Some(Change::Meta(m)) if m.version > version => {
+                    version = m.version;
+                    break;
+                }
+                Some(Change::Meta(_)) => {}
+                other => bail!("waiting for the write to reach the subscriber: {other:?}"),
+            }
+        }
+        // The first few warm up both connections.
+        if i >= 5 {
+            latencies.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    Ok(Propagation {
+        confirmed_reads: confirmed,
+        latency: Percentiles::of(&latencies),
+    })
+}
+
+/// How the inserts pick their source vertex among `hot` candidates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Keys {
+    Uniform,
+    /// Zipf with exponent `s`: the lower ids are much more likely.
+    Zipf(f64),
+}
+
+impl Keys {
+    fn name(self) -> String {
+        match self {
+            Keys::Uniform => "uniform".into(),
+            Keys::Zipf(s) => format!("zipf s={s}"),
+        }
+    }
+}
+
+/// Inverse-CDF sampling of a Zipf distribution over `0..n`.
+struct Zipf(Vec<f64>);
+
+impl Zipf {
+    fn new(n: usize, s: f64) -> Self {
+        let mut cdf: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
+        let mut sum = 0.0;
+        for w in &mut cdf {
+            sum += *w;
+            *w = sum;
+        }
+        cdf.iter_mut().for_each(|w| *w /= sum);
+        Zipf(cdf)
+    }
+
+    fn sample(&self, rng: &mut impl Rng) -> usize {
+        let u: f64 = rng.r#gen();
+        self.0.partition_point(|&c| c < u).min(self.0.len() - 1)
+    }
+}
+
+/// The share of draws that land on the most frequent 1% of keys (the suite's "contention").
+fn hot_share(keys: Keys, candidates: usize, seed: u64) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let top = (candidates / 100).max(1);
+    let draws = 100_000;
+    let hits = match keys {
+        Keys::Uniform => (0..draws)
+            .filter(|_| rng.gen_range(0..candidates) < top)
+            .count(),
+        Keys::Zipf(s) => {
+            let zipf = Zipf::new(candidates, s);
+            (0..draws).filter(|_| zipf.sample(&mut rng) < top).count()
+        }
+    };
+    hits as f64 / draws as f64
+}
+
+/// `connections` WebSocket connections (one thread each, one call in flight per connection)
+/// insert `inserts` distinct single edges between them, sources drawn by `keys` from
+/// `candidates` vertices at `first_id`, each edge to a fresh target. Afterwards the graph's
+/// edge count must have grown by exactly `inserts`: nothing lost.
+pub fn throughput(
+    db: &GraphDb,
+    connections: usize,
+    inserts: usize,
+    keys: Keys,
+    candidates: usize,
+    first_id: u64,
+    seed: u64,
+) -> anyhow::Result<Throughput> {
+    ensure!(connections > 0 && inserts > 0, "nothing to insert");
+    let links: Vec<GraphDb> = (0..connections).map(|_| db.reconnect()).collect();
+    for link in &links {
+        link.noop(true).context("opening the connections")?;
+    }
+    let before = db.info()?.edges;
+    let zipf = match keys {
+        Keys::Zipf(s) => Some(Zipf::new(candidates, s)),
+        Keys::Uniform => None,
+    };
+    let targets = first_id + candidates as u64;
+    let started = Instant::now();
+    let latencies = std::thread::scope(|scope| {
+        let workers: Vec<_> = links
+            .iter()
+            .enumerate()
+            .map(|(c, link)| {
+                let zipf = zipf.as_ref();
+                scope.spawn(move || -> anyhow::Result<Vec<f64>> {
+                    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ c as u64);
+                    let mut latencies = Vec::new();
+                    for i in (c..inserts).step_by(connections) {
+                        let src = first_id
+                            + match zipf {
+                                Some(z) => z.sample(&mut rng),
+                                None => rng.gen_range(0..candidates),
+                            } as u64;
+                        let t = Instant::now();
+                        link.add_edges(&[src], &[targets + i as u64])?;
+                        latencies.push(t.elapsed().as_secs_f64() * 1e6);
+                    }
+                    Ok(latencies)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("insert thread"))
+            .collect::<anyhow::Result<Vec<_>>>()
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    let grown = db.info()?.edges - before;
+    ensure!(
+        grown == inserts as u64,
+        "{inserts} inserts acknowledged but the graph grew by {grown} edges"
+    );
+    let latencies: Vec<f64> = latencies.into_iter().flatten().collect();
+    Ok(Throughput {
+        connections,
+        keys: keys.name(),
+        hot_share: hot_share(keys, candidates, seed),
+        // `reconnect` keeps `db`'s setting; the benchmark opens it with the server's default.
+        confirmed_reads: true,
+        inserts: inserts as u64,
+        seconds,
+        per_second: inserts as f64 / seconds,
+        latency: Percentiles::of(&latencies),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zipf_is_skewed_and_uniform_is_not() {
+        let uniform = hot_share(Keys::Uniform, 10_000, 1);
+        let zipf = hot_share(Keys::Zipf(1.1), 10_000, 1);
+        assert!((0.005..0.015).contains(&uniform), "{uniform}");
+        assert!(zipf > 0.6, "{zipf}");
+        let z = Zipf::new(3, 1.0);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut counts = [0; 3];
+        for _ in 0..30_000 {
+            counts[z.sample(&mut rng)] += 1;
+        }
+        // Weights 1, 1/2, 1/3 of 11/6.
+        assert!(
+            (counts[0] as f64 / 30_000.0 - 6.0 / 11.0).abs() < 0.02,
+            "{counts:?}"
+        );
+        assert!(counts[0] > counts[1] && counts[1] > counts[2], "{counts:?}");
+    }
+}
