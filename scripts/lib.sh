@@ -97,6 +97,6 @@ start_peers() {
   local neo4j postgres
   neo4j="$("$ROOT/scripts/peers" start neo4j --port "${NEO4J_PORT:-7687}" --dir "$PEERS_DIR")"
   postgres="$("$ROOT/scripts/peers" start postgres --port "${PG_PORT:-5439}" --dir "$PEERS_DIR")"
-  PEER_ARGS=(--systems "stdb,stdb-stage1,stdb-stage1-reducer,neo4j,neo4j-apoc,postgres"
+  PEER_ARGS=(--systems "stdb,stdb-http,stdb-stage1,stdb-stage1-reducer,neo4j,neo4j-apoc,postgres"
              --neo4j "$neo4j" --postgres "$postgres")
 }

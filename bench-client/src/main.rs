@@ -206,7 +206,8 @@ fn main() -> anyhow::Result<()> {
                 for (workload, procedure) in stdb::FLOOR {
                     let calls = stdb::round_trip(&db, workload, procedure, args.roundtrip_calls)?;
                     let system = stdb::floor_system(&db);
-                    let s = Summary::of(workload, system, "-", &calls);
+                    let mode = model::mode_of(system).unwrap_or(system);
+                    let s = Summary::of(workload, system, mode, &calls);
                     println!(
                         "{workload} ({}): {} calls, p50 {}, p99 {}",
                         db.transport(),
