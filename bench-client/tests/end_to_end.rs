@@ -101,9 +101,15 @@ fn small_benchmark_runs_verified_and_reports() {
             "2",
             "--roundtrip-calls",
             "20",
+            "--propagation-writes",
+            "20",
+            "--throughput-inserts",
+            "500",
+            "--connections",
+            "10",
         ],
     );
-    for system in ["stdb", "stdb-stage1", "stdb-stage1-reducer"] {
+    for system in ["stdb", "stdb-http", "stdb-stage1", "stdb-stage1-reducer"] {
         assert!(
             stdout.contains(&format!(
                 "{system}: verified: holds 4039 vertices and 88234 edges"
@@ -114,11 +120,13 @@ fn small_benchmark_runs_verified_and_reports() {
 
     let report = report(out.path(), "fb.json");
     let results = report["results"].as_array().unwrap();
-    // 2 round-trip rows + 4 workloads × 3 modes, minus neighbor count in the reducer mode.
-    assert_eq!(results.len(), 2 + 4 * 3 - 1, "{report}");
+    // 2 round-trip rows per transport + 4 workloads × 4 systems, minus neighbor count in the
+    // reducer mode.
+    assert_eq!(results.len(), 2 * 2 + 4 * 4 - 1, "{report}");
     for r in results {
         assert!(r["e2e"]["count"].as_u64().unwrap() > 0, "{r}");
-        if r["mode"] == "stage2" {
+        let floor = r["workload"].as_str().unwrap().starts_with("empty");
+        if r["mode"].as_str().unwrap().starts_with("stage2") && !floor {
             assert!(
                 r["max_hold"]["count"].as_u64().unwrap() > 0,
                 "stage2 reports hold times: {r}"
@@ -132,14 +140,32 @@ fn small_benchmark_runs_verified_and_reports() {
     assert_eq!(loads[0]["system"], "stdb");
     assert_eq!(
         loads[0]["shared_by"],
-        serde_json::json!(["stdb-stage1", "stdb-stage1-reducer"])
+        serde_json::json!(["stdb-http", "stdb-stage1", "stdb-stage1-reducer"])
     );
+    // Write → subscriber with confirmed reads on and off; inserts from 10 connections, uniform
+    // and Zipf, every one counted (graph-bench fails the run otherwise).
+    let propagation = report["propagation"].as_array().unwrap();
+    assert_eq!(propagation.len(), 2, "{propagation:?}");
+    for p in propagation {
+        assert_eq!(p["latency"]["count"], 20, "{p}");
+    }
+    let throughput = report["throughput"].as_array().unwrap();
+    assert_eq!(throughput.len(), 2, "{throughput:?}");
+    for t in throughput {
+        assert_eq!(
+            (&t["connections"], &t["inserts"]),
+            (&10.into(), &500.into()),
+            "{t}"
+        );
+        assert!(t["per_second"].as_f64().unwrap() > 0.0, "{t}");
+    }
+    assert!(throughput[1]["hot_share"].as_f64().unwrap() > 0.5);
     assert!(loads[0]["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
     assert_eq!(report["environment"]["edges"], 88234);
     let samples = check_samples(out.path(), &report);
-    // 20 calls each of the empty procedure and the empty reducer.
+    // 20 calls each of the empty procedure and the empty reducer, over each transport.
     let floor = samples.iter().filter(|s| s["a"].is_null()).count();
-    assert_eq!(floor, 40);
+    assert_eq!(floor, 80);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| path | stage2 |") && md.contains("graph-bench"),
@@ -159,7 +185,16 @@ fn peers_run_side_by_side_with_verified_answers() {
     let systems = ["--systems", "stdb,neo4j,neo4j-apoc,postgres"];
     let peers = ["--neo4j", neo4j.address(), "--postgres", postgres.address()];
     let small = ["--dataset", "fb", "--runs", "4", "--bfs-runs", "1"];
-    let quiet = ["--writes", "0", "--roundtrip-calls", "0"];
+    let quiet = [
+        "--writes",
+        "0",
+        "--roundtrip-calls",
+        "0",
+        "--propagation-writes",
+        "0",
+        "--throughput-inserts",
+        "0",
+    ];
     run_bench(
         &host,
         out.path(),
