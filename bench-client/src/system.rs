@@ -109,6 +109,16 @@ pub struct TxStats {
     pub version_start: u64,
     pub version_end: u64,
     pub from_snapshot: bool,
+    /// The graph version the answer is for, whether exactly, and what bringing the snapshot up
+    /// to it cost (absent from reports written before the module pinned versions).
+    #[serde(default)]
+    pub version: u64,
+    #[serde(default)]
+    pub pinned: bool,
+    #[serde(default)]
+    pub changes_applied: u64,
+    #[serde(default)]
+    pub catch_up_us: u64,
 }
 
 impl From<&QueryStats> for TxStats {
@@ -127,6 +137,10 @@ impl From<&QueryStats> for TxStats {
             version_start,
             version_end,
             from_snapshot,
+            version,
+            pinned,
+            changes_applied,
+            catch_up_us,
         } = *s;
         TxStats {
             transactions,
@@ -141,6 +155,10 @@ impl From<&QueryStats> for TxStats {
             version_start,
             version_end,
             from_snapshot,
+            version,
+            pinned,
+            changes_applied,
+            catch_up_us,
         }
     }
 }

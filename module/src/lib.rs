@@ -9,7 +9,9 @@
 //! side-by-side benchmarks.
 
 mod baseline;
+mod changelog;
 mod load;
+mod pin;
 mod procedures;
 mod schema;
 mod snapshot;

@@ -2,6 +2,7 @@
 //! `Err`, commits nothing. Loads are idempotent: edges are a set, so re-sending a batch (a retry,
 //! or loading the same file twice) leaves the graph as it was.
 
+use crate::changelog::Changes;
 use crate::schema::{Edge, GraphMeta, Vertex, edge, meta, save_meta, vertex};
 use hashbrown::HashMap;
 use spacetimedb::{ReducerContext, Table, reducer};
@@ -44,8 +45,8 @@ impl DegreeDeltas {
         self.0.entry(dst).or_default().1 += sign;
     }
 
-    /// Applies the deltas, creating missing vertices (counted in `meta`).
-    fn apply(self, ctx: &ReducerContext, meta: &mut GraphMeta) {
+    /// Applies the deltas, creating missing vertices (counted in `meta` and logged).
+    fn apply(self, ctx: &ReducerContext, meta: &mut GraphMeta, changes: &mut Changes) {
         let vertices = ctx.db.vertex();
         for (id, (d_out, d_in)) in self.0 {
             let shift = |degree: u32, delta: i64| (degree as i64 + delta).max(0) as u32;
@@ -65,6 +66,7 @@ impl DegreeDeltas {
                     });
                     meta.vertices += 1;
                     meta.max_vertex_id = meta.max_vertex_id.max(id);
+                    changes.insert_vertex(id);
                 }
             }
         }
@@ -79,6 +81,7 @@ pub fn add_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(
     let edges = ctx.db.edge();
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
+    let mut changes = Changes::default();
     // Inserting an identical row is a no-op in SpacetimeDB; the O(1) row count tells new rows.
     let mut count = edges.count();
     for (src, dst) in pairs {
@@ -86,13 +89,14 @@ pub fn add_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(
         let after = edges.count();
         if after > count {
             deltas.arc(src, dst, 1);
+            changes.insert_arc(src, dst);
         }
         count = after;
     }
     if !deltas.0.is_empty() {
         m.edges = count;
-        deltas.apply(ctx, &mut m);
-        save_meta(ctx, m);
+        deltas.apply(ctx, &mut m, &mut changes);
+        save_meta(ctx, m, changes);
     }
     Ok(())
 }
@@ -103,6 +107,7 @@ pub fn add_vertices(ctx: &ReducerContext, ids: Vec<u64>) -> Result<(), String> {
     check_batch("vertices", ids.len())?;
     let vertices = ctx.db.vertex();
     let mut m = meta(&ctx.db);
+    let mut changes = Changes::default();
     let before = m.vertices;
     for id in ids {
         if vertices.id().find(id).is_none() {
@@ -113,10 +118,11 @@ pub fn add_vertices(ctx: &ReducerContext, ids: Vec<u64>) -> Result<(), String> {
             });
             m.vertices += 1;
             m.max_vertex_id = m.max_vertex_id.max(id);
+            changes.insert_vertex(id);
         }
     }
     if m.vertices != before {
-        save_meta(ctx, m);
+        save_meta(ctx, m, changes);
     }
     Ok(())
 }
@@ -127,15 +133,17 @@ pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Resul
     let pairs = pairs(src, dst)?;
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
+    let mut changes = Changes::default();
     for (src, dst) in pairs {
         if ctx.db.edge().by_src_dst().delete((src, dst)) > 0 {
             deltas.arc(src, dst, -1);
+            changes.remove_arc(src, dst);
             m.edges -= 1;
         }
     }
     if !deltas.0.is_empty() {
-        deltas.apply(ctx, &mut m);
-        save_meta(ctx, m);
+        deltas.apply(ctx, &mut m, &mut changes);
+        save_meta(ctx, m, changes);
     }
     Ok(())
 }
@@ -148,19 +156,22 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     }
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
+    let mut changes = Changes::default();
     let out: Vec<Edge> = ctx.db.edge().by_src_dst().filter(id).collect();
     let inc: Vec<Edge> = ctx.db.edge().by_dst_src().filter(id).collect();
     for e in out.into_iter().chain(inc) {
         if ctx.db.edge().delete(e) {
             deltas.arc(e.src, e.dst, -1);
+            changes.remove_arc(e.src, e.dst);
             m.edges -= 1;
         }
     }
     deltas.0.remove(&id);
-    deltas.apply(ctx, &mut m);
+    deltas.apply(ctx, &mut m, &mut changes);
     ctx.db.vertex().id().delete(id);
+    changes.remove_vertex(id);
     m.vertices -= 1;
-    save_meta(ctx, m);
+    save_meta(ctx, m, changes);
     Ok(())
 }
 
@@ -176,6 +187,7 @@ pub fn clear_graph(ctx: &ReducerContext) -> Result<(), String> {
             version: m.version,
             ..GraphMeta::default()
         },
+        Changes::reset(),
     );
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! indexes in short transactions (see `tx_runner`), or over the in-memory snapshot (see
 //! `snapshot`), and return typed results with their stats.
 
+use crate::pin::Pin;
 use crate::schema::{GraphMeta, meta, vertex};
 use crate::snapshot::{self, Snapshot, SnapshotSource};
 use crate::source::IndexSource;
@@ -47,7 +48,7 @@ pub fn neighbor_count(
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     // `out`/`in`: the degree kept in the vertex row. `both`: distinct neighbors need a scan.
     let found = runner.run(|tx| {
-        let src = IndexSource { db: &tx.db };
+        let src = IndexSource::now(&tx.db);
         let row = tx.db.vertex().id().find(vertex)?;
         Some(match dir {
             Direction::Out => (row.out_degree as u64, 0),
@@ -87,7 +88,7 @@ pub fn neighbors(
     let limit = or_default(limit, MAX_NEIGHBOR_LIMIT) as usize;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let found = runner.run(|tx| {
-        let src = IndexSource { db: &tx.db };
+        let src = IndexSource::now(&tx.db);
         src.contains(vertex)
             .then(|| distinct_neighbors(&src, vertex, dir))
     });
@@ -118,9 +119,9 @@ fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64
 /// `tx_budget` fixes the work units per transaction (0: paced to hold each for about 2 ms) and
 /// `yield_every_us` the time between yields (0: the default).
 ///
-/// Runs on this instance's snapshot of the graph if it is current (as a direction-optimizing
-/// BFS); otherwise through the indexes, switching to a new snapshot once it has read a large
-/// share of the graph (see `snapshot`).
+/// Runs on this instance's snapshot of the graph, brought up to date, if it has one (as a
+/// direction-optimizing BFS); otherwise through the indexes, pinned to the version it started
+/// on, switching to a new snapshot once it has read a large share of the graph (see `snapshot`).
 #[procedure]
 pub fn bfs(
     ctx: &mut ProcedureContext,
@@ -146,39 +147,42 @@ pub fn bfs(
         collect_limit: vertex_limit as usize,
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    let (meta, existing) = snapshot::meta_and_existing(&mut runner, &[start]);
     let on_snapshot = |src: &SnapshotSource| DirectionOptimizingBfs::new(query.clone(), src);
-    if let Some(snap) = snapshot::current(meta.version) {
-        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, on_snapshot);
-        return bfs_result(start, outcome, snapshot_stats(runner, work));
+    let begin = snapshot::start(&mut runner, &[start], snapshot::take());
+    if let Some(snap) = begin.snapshot {
+        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, on_snapshot);
+        return bfs_result(start, outcome, snapshot_stats(runner, work, snap));
     }
+    let meta = begin.meta;
+    let pin = RefCell::new(Pin::new(meta.version));
     let search = RefCell::new(Bfs::new(query.clone(), id_bound(&meta)));
-    let worth_a_snapshot = |bfs: &Bfs, runner: &TxRunner| {
-        snapshot::worth_building(&meta, bfs.work().arcs_scanned, runner.stats.version_end)
-    };
-    if !through_indexes(&mut runner, tx_budget, &search, worth_a_snapshot) {
-        if let Some(snap) = snapshot::build(&mut runner, &meta, tx_budget) {
-            let mut work = search.into_inner().work();
-            work.arcs_scanned += meta.edges;
-            let (outcome, rest) = in_snapshot(&mut runner, &snap, existing, on_snapshot);
-            work += rest;
-            return bfs_result(start, outcome, snapshot_stats(runner, work));
+    let worth_a_snapshot = |bfs: &Bfs| snapshot::worth_building(&meta, bfs.work().arcs_scanned);
+    if !through_indexes(&mut runner, tx_budget, &search, &pin, worth_a_snapshot) {
+        if let Some(built) = snapshot::build(&mut runner, &meta, tx_budget) {
+            let begin = snapshot::start(&mut runner, &[start], Some(built));
+            if let Some(snap) = begin.snapshot {
+                let mut read = search.into_inner().work();
+                read.arcs_scanned += meta.edges;
+                let (outcome, rest) = in_snapshot(&mut runner, &snap, begin.existing, on_snapshot);
+                read += rest;
+                return bfs_result(start, outcome, snapshot_stats(runner, read, snap));
+            }
         }
-        through_indexes(&mut runner, tx_budget, &search, |_, _| false);
+        through_indexes(&mut runner, tx_budget, &search, &pin, |_| false);
     }
     let (outcome, work) = search.into_inner().into_outcome();
-    let mut stats = runner.finish();
-    stats.add_work(work);
-    bfs_result(start, outcome, stats)
+    bfs_result(start, outcome, index_stats(runner, work, &pin))
 }
 
-/// Runs `search` through the indexes in paced transactions until it is done (returns `true`),
-/// or until `stop(search, runner)` says to stop between two transactions (returns `false`).
+/// Runs `search` through the indexes, pinned by `pin`, in paced transactions until it is done
+/// (returns `true`), or until `stop(search)` says to stop between two transactions (returns
+/// `false`).
 fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
     runner: &mut TxRunner,
     tx_budget: u32,
     search: &RefCell<S>,
-    stop: impl Fn(&S, &TxRunner) -> bool,
+    pin: &RefCell<Pin>,
+    stop: impl Fn(&S) -> bool,
 ) -> bool {
     let mut budget = Budget::from_arg(tx_budget);
     loop {
@@ -186,18 +190,29 @@ fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
         // Buffers grow here, between transactions, never while one is held.
         search.borrow_mut().reserve(budget.units());
         let progress = runner.run(|tx| {
-            search
-                .borrow_mut()
-                .step(&IndexSource { db: &tx.db }, budget.units())
+            let mut pin = pin.borrow_mut();
+            pin.follow(&tx.db, meta(&tx.db).version);
+            let src = IndexSource {
+                db: &tx.db,
+                pin: Some(&pin),
+            };
+            search.borrow_mut().step(&src, budget.units())
         });
         runner.observe(&mut budget, search.borrow().work().units() - before);
         if progress == Progress::Done {
             return true;
         }
-        if stop(&search.borrow(), runner) {
+        if stop(&search.borrow()) {
             return false;
         }
     }
+}
+
+fn index_stats(runner: TxRunner, work: Work, pin: &RefCell<Pin>) -> QueryStats {
+    let mut stats = runner.finish();
+    stats.add_work(work);
+    pin.borrow().stamp(&mut stats);
+    stats
 }
 
 /// Runs the search that `new_search` sets up to the end on a snapshot, outside any transaction,
@@ -225,10 +240,14 @@ fn in_snapshot<'s, S: Search<SnapshotSource<'s>>>(
     }
 }
 
-fn snapshot_stats(runner: TxRunner, work: Work) -> QueryStats {
+/// The stats of an answer from `snap`, which is kept for later queries.
+fn snapshot_stats(runner: TxRunner, work: Work, snap: Snapshot) -> QueryStats {
     let mut stats = runner.finish();
     stats.add_work(work);
     stats.from_snapshot = true;
+    stats.version = snap.version;
+    stats.pinned = true;
+    snapshot::keep(snap);
     stats
 }
 
@@ -253,8 +272,9 @@ pub(crate) fn bfs_result(
 
 /// A shortest path from `source` to `target` following `direction`, by balanced bidirectional
 /// BFS; `max_depth` bounds its length in hops. Budget and yield arguments as for `bfs`. Runs on
-/// this instance's snapshot of the graph if it is current (it never builds one: a path reads
-/// little of the graph), otherwise through the indexes.
+/// this instance's snapshot of the graph, brought up to date, if it has one (it never builds
+/// one: a path reads little of the graph), otherwise through the indexes, pinned to the version
+/// it started on.
 #[procedure]
 pub fn shortest_path(
     ctx: &mut ProcedureContext,
@@ -276,17 +296,16 @@ pub fn shortest_path(
         })
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    let (meta, existing) = snapshot::meta_and_existing(&mut runner, &[source, target]);
-    if let Some(snap) = snapshot::current(meta.version) {
-        let (outcome, work) = in_snapshot(&mut runner, &snap, existing, |_| new_search());
-        return path_result(source, target, outcome, snapshot_stats(runner, work));
+    let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
+    if let Some(snap) = begin.snapshot {
+        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, |_| new_search());
+        return path_result(source, target, outcome, snapshot_stats(runner, work, snap));
     }
+    let pin = RefCell::new(Pin::new(begin.meta.version));
     let search = RefCell::new(new_search());
-    through_indexes(&mut runner, tx_budget, &search, |_, _| false);
+    through_indexes(&mut runner, tx_budget, &search, &pin, |_| false);
     let (outcome, work) = search.into_inner().into_outcome();
-    let mut stats = runner.finish();
-    stats.add_work(work);
-    path_result(source, target, outcome, stats)
+    path_result(source, target, outcome, index_stats(runner, work, &pin))
 }
 
 pub(crate) fn path_result(

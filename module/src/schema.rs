@@ -1,8 +1,9 @@
 //! Tables. `vertex`, `edge` and `graph_meta` are public so that clients can subscribe to them and
 //! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
-//! reads its answers from it.
+//! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
+//! snapshots and multi-transaction traversals follow the writes (see `change_log`).
 
-use spacetimedb::{ReducerContext, Table, table};
+use spacetimedb::{ReducerContext, SpacetimeType, Table, table};
 
 /// A vertex and its degrees, kept exact by every write so that the bidirectional search can
 /// weigh a frontier (sum of degrees) with one primary-key lookup per vertex.
@@ -64,12 +65,50 @@ pub(crate) fn meta(db: &spacetimedb::Local) -> GraphMeta {
     db.graph_meta().id().find(0).unwrap_or_default()
 }
 
-/// Stores `meta` with the version bumped: every committed write goes through here.
-pub(crate) fn save_meta(ctx: &ReducerContext, mut meta: GraphMeta) {
+/// Stores `meta` with the version bumped and logs the `changes` that made that version: every
+/// committed write goes through here.
+pub(crate) fn save_meta(
+    ctx: &ReducerContext,
+    mut meta: GraphMeta,
+    changes: crate::changelog::Changes,
+) {
+    let previous = meta.version;
     meta.version += 1;
     if ctx.db.graph_meta().id().find(0).is_some() {
         ctx.db.graph_meta().id().update(meta);
     } else {
         ctx.db.graph_meta().insert(meta);
     }
+    changes.record(ctx, previous, meta.version);
+}
+
+/// What one write did to one arc or vertex (only changes that took effect are logged).
+#[derive(SpacetimeType, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    InsertArc,
+    RemoveArc,
+    InsertVertex,
+    RemoveVertex,
+}
+
+/// One logged change: the write that made graph version `version` did `kind` to the arc
+/// `src → dst` (for a vertex change, `src` is the vertex and `dst` is 0). The changes of one
+/// version commute, so they need no order among themselves; rows are a set, and one version
+/// never holds the same change twice.
+#[table(accessor = change_log, index(accessor = by_version, btree(columns = [version])))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedChange {
+    pub version: u64,
+    pub kind: ChangeKind,
+    pub src: u64,
+    pub dst: u64,
+}
+
+/// One row (id 0): the log holds every change of every version above `covers_after`.
+#[table(accessor = change_log_state)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangeLogState {
+    #[primary_key]
+    pub id: u8,
+    pub covers_after: u64,
 }

@@ -5,21 +5,27 @@
 //! index order costs a host call per page of rows. So once a BFS has read a large share of the
 //! graph ([`worth_building`]), the procedure reads all of it in index order instead, in short
 //! paced transactions, into an [`AdjacencyGraph`] in this module instance's memory, and finishes
-//! there, yielding as it goes. Later queries use the snapshot while the graph is unchanged.
+//! there, yielding as it goes.
 //!
-//! A snapshot is exactly one version of the graph: every transaction that reads it checks that
-//! `graph_meta.version` has not moved, or the build is abandoned (the query then carries on
-//! through the indexes). The first write makes it stale; it is dropped when a query notices.
+//! A snapshot follows the writes: every query first brings this instance's snapshot up to the
+//! current version by applying the change log (`change_log`) in short transactions ([`start`]),
+//! which costs time in proportion to the changes, and compacts it once the changes are a
+//! quarter of its size. It is dropped, and rebuilt by the next large BFS, only when the log no
+//! longer covers its version (a bulk load or `clear_graph` resets the log). A build reads windows
+//! of the edge table at whatever versions they commit at and then replays the log from the
+//! version it started on: an arc's last logged change decides it, and an arc without one was the
+//! same at every version read, so the result is exactly the graph at the version caught up to.
+//!
 //! The engine runs procedures on a small pool of module instances, each with its own memory, so
 //! each instance that runs a large BFS builds and holds its own snapshot.
 
+use crate::changelog;
 use crate::schema::{GraphMeta, edge, meta, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use graph_traverse::{
     AdjacencyBuilder, AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource, Progress,
 };
 use std::cell::RefCell;
-use std::rc::Rc;
 
 /// A BFS switches to a snapshot once it has read more arcs than the graph's edges divided by
 /// this: reading the rest through the indexes would then cost more than reading everything in
@@ -28,6 +34,10 @@ const SWITCH_DIVISOR: u64 = 4;
 /// Largest graph a snapshot is built for: about 12 bytes per edge while building, within the
 /// 4 GiB of a wasm32 instance with room to spare.
 const MAX_SNAPSHOT_EDGES: u64 = 150_000_000;
+/// Logged changes a catch-up transaction aims to read.
+const CATCH_UP_ROWS: u64 = 20_000;
+/// A snapshot is compacted once its rewritten rows hold this share of its compressed rows.
+const COMPACT_SHARE: f64 = 0.25;
 
 /// The whole graph at one version.
 pub struct Snapshot {
@@ -36,31 +46,118 @@ pub struct Snapshot {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<Rc<Snapshot>>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Snapshot>> = const { RefCell::new(None) };
 }
 
-/// This instance's snapshot, if it is of `version`; a stale one is dropped.
-pub fn current(version: u64) -> Option<Rc<Snapshot>> {
-    CURRENT.with_borrow_mut(|snapshot| {
-        if snapshot.as_ref().is_some_and(|s| s.version != version) {
-            *snapshot = None;
+/// Takes this instance's snapshot, to bring it up to date and use it; [`keep`] puts it back.
+pub fn take() -> Option<Snapshot> {
+    CURRENT.take()
+}
+
+/// Keeps `snapshot` as this instance's snapshot for later queries.
+pub fn keep(snapshot: Snapshot) {
+    CURRENT.set(Some(snapshot));
+}
+
+/// Whether a traversal that has read `arcs_scanned` arcs of the graph described by `meta`
+/// should finish on a snapshot.
+pub fn worth_building(meta: &GraphMeta, arcs_scanned: u64) -> bool {
+    meta.edges <= MAX_SNAPSHOT_EDGES && arcs_scanned.saturating_mul(SWITCH_DIVISOR) > meta.edges
+}
+
+/// Where a query starts: the graph's meta row and which of its endpoints exist, read in one
+/// transaction, and the snapshot brought to that transaction's version if it could be.
+pub struct Start {
+    pub meta: GraphMeta,
+    pub existing: Vec<u64>,
+    pub snapshot: Option<Snapshot>,
+}
+
+/// Reads the meta row and which of `endpoints` exist, and brings `snapshot` up to that version
+/// by applying the change log in transactions of about [`CATCH_UP_ROWS`] changes (compacting it
+/// if they have grown large). The snapshot is dropped if the log no longer covers its version.
+pub fn start(runner: &mut TxRunner, endpoints: &[u64], mut snapshot: Option<Snapshot>) -> Start {
+    let mut versions = 64u64;
+    let started = runner.now_us();
+    let mut caught_up = false;
+    loop {
+        let behind = snapshot.as_ref().map(|s| s.version);
+        let (meta, existing, pending) = runner.run(|tx| {
+            let meta = meta(&tx.db);
+            let existing = endpoints
+                .iter()
+                .copied()
+                .filter(|&v| tx.db.vertex().id().find(v).is_some())
+                .collect::<Vec<_>>();
+            let pending = behind.filter(|&v| v != meta.version).map(|v| {
+                let to = meta.version.min(v.saturating_add(versions));
+                (v < meta.version)
+                    .then(|| changelog::read(&tx.db, v + 1..=to).map(|c| (to, c)))
+                    .flatten()
+            });
+            (meta, existing, pending)
+        });
+        match pending {
+            None => {
+                if caught_up && let Some(s) = snapshot.as_mut() {
+                    compact(runner, &mut s.graph);
+                    runner.stats.catch_up_us += (runner.now_us() - started).max(0) as u64;
+                }
+                return Start {
+                    meta,
+                    existing,
+                    snapshot,
+                };
+            }
+            Some(None) => {
+                log::info!(
+                    "snapshot of version {} dropped: the change log no longer covers it (now {})",
+                    behind.unwrap_or_default(),
+                    meta.version
+                );
+                snapshot = None;
+            }
+            Some(Some((to, changes))) => {
+                let s = snapshot.as_mut().expect("only a snapshot is caught up");
+                let rows = changes.len() as u64;
+                runner.compute(|| s.graph.apply(changes));
+                s.version = to;
+                runner.stats.changes_applied += rows;
+                caught_up = true;
+                versions = if rows > 2 * CATCH_UP_ROWS {
+                    (versions / 2).max(1)
+                } else if rows < CATCH_UP_ROWS / 2 {
+                    versions.saturating_mul(2)
+                } else {
+                    versions
+                };
+            }
         }
-        snapshot.clone()
-    })
+    }
 }
 
-/// Whether a traversal that has read `arcs_scanned` arcs of the graph described by `meta`, and
-/// seen no write since `meta` was read, should finish on a snapshot.
-pub fn worth_building(meta: &GraphMeta, arcs_scanned: u64, version_now: u64) -> bool {
-    version_now == meta.version
-        && meta.edges <= MAX_SNAPSHOT_EDGES
-        && arcs_scanned.saturating_mul(SWITCH_DIVISOR) > meta.edges
+/// Folds `graph`'s rewritten rows into its compressed rows, in paced steps, once they are
+/// [`COMPACT_SHARE`] of them (or finishes a compaction under way).
+fn compact(runner: &mut TxRunner, graph: &mut AdjacencyGraph) {
+    let stats = graph.overlay_stats();
+    if !stats.compacting && stats.share() < COMPACT_SHARE {
+        return;
+    }
+    let mut budget = Budget::from_arg(0);
+    loop {
+        let (progress, took_us) = runner.compute(|| graph.compact_step(budget.units()));
+        if progress == Progress::Done {
+            return;
+        }
+        budget.observe(budget.units(), took_us);
+    }
 }
 
-/// Reads every edge of the graph at `meta.version` in transactions of about `tx_budget` rows
-/// (0: paced) and keeps the result as this instance's snapshot. `None` if a write committed
-/// meanwhile, or if the scan was refused (which is logged).
-pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<Rc<Snapshot>> {
+/// Reads every edge of the graph in index order, in transactions of about `tx_budget` rows
+/// (0: paced), starting at version `meta.version`; the windows may commit at later versions,
+/// so the result must be brought up to date by [`start`] before it is used. `None` if the scan
+/// was refused (which is logged).
+pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<Snapshot> {
     CURRENT.set(None); // Free the old one before building the next.
     let builder = RefCell::new(AdjacencyBuilder::with_capacity(
         meta.vertices as usize,
@@ -69,6 +166,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     let mut budget = Budget::from_arg(tx_budget);
     // The scan reads windows of source ids, sized so that a window holds about a budget of
     // edges: a range scan hands over all its rows at once, so it must be bounded at both ends.
+    // Vertices above `max_vertex_id` that writers add meanwhile come from the log's replay.
     let ids_per_edge = (meta.max_vertex_id as f64 + 1.0) / meta.edges.max(1) as f64;
     let mut width = ((budget.units() as f64 * ids_per_edge) as u64).max(1);
     let mut from = 0u64;
@@ -76,9 +174,6 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         let units = budget.units();
         let to = from.saturating_add(width - 1);
         let read = runner.run(|tx| {
-            if crate::schema::meta(&tx.db).version != meta.version {
-                return None;
-            }
             let mut rows = 0u64;
             let arcs = tx
                 .db
@@ -87,9 +182,9 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
                 .filter(from..=to)
                 .inspect(|_| rows += 1)
                 .map(|e| (e.src, e.dst));
-            Some(builder.borrow_mut().add_arcs(arcs).map(|()| rows))
+            builder.borrow_mut().add_arcs(arcs).map(|()| rows)
         });
-        let rows = match read? {
+        let rows = match read {
             Ok(rows) => rows,
             Err(error) => {
                 log::warn!("snapshot abandoned: the edge scan gave {error:?}");
@@ -118,12 +213,10 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         }
         budget.observe(budget.units(), took_us);
     }
-    let snapshot = Rc::new(Snapshot {
+    Some(Snapshot {
         version: meta.version,
         graph: builder.into_graph(),
-    });
-    CURRENT.set(Some(snapshot.clone()));
-    Some(snapshot)
+    })
 }
 
 /// A snapshot as the traversal operator reads it. The snapshot holds the vertices that have
@@ -177,16 +270,4 @@ impl DenseSource for SnapshotSource<'_> {
     fn arc_total(&self, dir: Direction) -> u64 {
         self.graph.arc_total(dir)
     }
-}
-
-/// The graph's meta row and which of `vertices` exist, read in one transaction.
-pub fn meta_and_existing(runner: &mut TxRunner, vertices: &[u64]) -> (GraphMeta, Vec<u64>) {
-    runner.run(|tx| {
-        let existing = vertices
-            .iter()
-            .copied()
-            .filter(|&v| tx.db.vertex().id().find(v).is_some())
-            .collect();
-        (meta(&tx.db), existing)
-    })
 }

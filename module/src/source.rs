@@ -1,18 +1,31 @@
 //! The graph as the traversal operator sees it inside a transaction: index scans, never a table
 //! scan.
 
+use crate::pin::Pin;
 use crate::schema::{edge, vertex};
 use graph_traverse::{Direction, ListCursor, NeighborSource};
 use spacetimedb::Local;
 
 /// Out-neighbors through the (src, dst) index, in-neighbors through the (dst, src) index,
-/// degrees and existence through the vertex primary key.
+/// degrees and existence through the vertex primary key; with a [`Pin`], the graph as it was at
+/// the pinned version.
 ///
 /// Both edge indexes order a vertex's arcs by neighbor id, so a page of a long list resumes at
 /// the smallest neighbor id not yet read (`ListCursor::next`) with a range scan: edges are a
-/// set, so no arc is read twice or skipped.
+/// set, so no arc is read twice or skipped. Under a pin, the arcs removed since the pinned
+/// version come at the end of each half of the list (a page may then exceed its `max` by them),
+/// and an arc removed after an earlier page read it may appear twice: the operator tolerates
+/// duplicates.
 pub struct IndexSource<'a> {
     pub db: &'a Local,
+    pub pin: Option<&'a Pin>,
+}
+
+impl<'a> IndexSource<'a> {
+    /// The graph as it is in this transaction.
+    pub fn now(db: &'a Local) -> Self {
+        Self { db, pin: None }
+    }
 }
 
 impl NeighborSource for IndexSource<'_> {
@@ -26,9 +39,10 @@ impl NeighborSource for IndexSource<'_> {
     ) -> bool {
         let mut room = max.max(1);
         loop {
+            let incoming = cursor.incoming;
             let from = cursor.next..;
             let before = out.len();
-            if cursor.incoming {
+            if incoming {
                 let arcs = self.db.edge().by_dst_src().filter((v, from));
                 out.extend(arcs.map(|e| e.src).take(room));
             } else {
@@ -36,33 +50,61 @@ impl NeighborSource for IndexSource<'_> {
                 out.extend(arcs.map(|e| e.dst).take(room));
             }
             let read = out.len() - before;
-            if read == room {
+            let last = out.last().copied();
+            if let Some(pin) = self.pin {
+                keep_pinned(pin, v, incoming, out, before);
+            }
+            if read == room
+                && let Some(next) = last.and_then(|last| last.checked_add(1))
+            {
                 // Perhaps more: resume after the last neighbor read.
-                match out.last().and_then(|last| last.checked_add(1)) {
-                    Some(next) => {
-                        cursor.next = next;
-                        return false;
-                    }
-                    None if cursor.next_half(dir) => return false,
-                    None => return true,
-                }
+                cursor.next = next;
+                return false;
+            }
+            // This half of the list is over.
+            if let Some(pin) = self.pin {
+                pin.restore(v, incoming, out);
             }
             if !cursor.next_half(dir) {
                 return true;
+            }
+            if read == room {
+                return false;
             }
             room -= read;
         }
     }
 
     fn degree(&self, v: u64, dir: Direction) -> u64 {
-        self.db.vertex().id().find(v).map_or(0, |row| match dir {
+        let now = self.db.vertex().id().find(v).map_or(0, |row| match dir {
             Direction::Out => row.out_degree as u64,
             Direction::In => row.in_degree as u64,
             Direction::Both => row.out_degree as u64 + row.in_degree as u64,
-        })
+        });
+        match self.pin {
+            Some(pin) => pin.degree(v, dir, now),
+            None => now,
+        }
     }
 
     fn contains(&self, v: u64) -> bool {
-        self.db.vertex().id().find(v).is_some()
+        self.pin
+            .and_then(|pin| pin.vertex_existed(v))
+            .unwrap_or_else(|| self.db.vertex().id().find(v).is_some())
     }
+}
+
+/// Drops from `out[from..]`, neighbors of `v` just read, those over arcs that did not exist at
+/// the pinned version.
+fn keep_pinned(pin: &Pin, v: u64, incoming: bool, out: &mut Vec<u64>, from: usize) {
+    let mut kept = from;
+    for i in from..out.len() {
+        let w = out[i];
+        let (src, dst) = if incoming { (w, v) } else { (v, w) };
+        if pin.arc_existed(src, dst) {
+            out[kept] = w;
+            kept += 1;
+        }
+    }
+    out.truncate(kept);
 }

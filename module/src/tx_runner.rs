@@ -170,11 +170,20 @@ impl<'c> TxRunner<'c> {
         budget.observe(units, self.last_hold_us);
     }
 
-    /// The stats with `total_us` covering everything up to now.
+    /// The stats with `total_us` covering everything up to now. The answer is taken to be for
+    /// the first transaction's version, and exact if no write committed since; queries that
+    /// pin a version or use a snapshot say otherwise.
     pub fn finish(self) -> QueryStats {
         let mut stats = self.stats;
         stats.total_us = (now_us(self.ctx) - self.started_us).max(0) as u64;
+        stats.version = stats.version_start;
+        stats.pinned = stats.version_start == stats.version_end;
         stats
+    }
+
+    /// The engine's clock, µs since the Unix epoch.
+    pub fn now_us(&mut self) -> i64 {
+        now_us(self.ctx)
     }
 }
 

@@ -58,12 +58,24 @@ pub struct QueryStats {
     /// Single-row lookups (existence checks, degrees).
     pub lookups: u64,
     /// `graph_meta.version` seen by the first and the last transaction: if they differ, writes
-    /// committed while the query ran (see the README's consistency section).
+    /// committed while the query ran.
     pub version_start: u64,
     pub version_end: u64,
-    /// Whether the answer came from this module instance's in-memory snapshot of the graph at
-    /// `version_start` (built by this query or an earlier one), rather than from the indexes.
+    /// Whether the answer came from this module instance's in-memory snapshot of the graph
+    /// (built, or brought up to date, by this query or an earlier one) rather than from the
+    /// indexes.
     pub from_snapshot: bool,
+    /// The graph version the answer is for (see `pinned` and the README's consistency section).
+    pub version: u64,
+    /// Whether the answer is exactly that of the graph at `version`. Always, except for a
+    /// traversal on the indexes that outlived the change log's record of the writes committed
+    /// while it ran (a bulk load or `clear_graph` meanwhile): its answer may then mix the states
+    /// between `version_start` and `version_end`.
+    pub pinned: bool,
+    /// Logged changes this query applied to bring the snapshot up to date, and the time that
+    /// took (µs, engine clock; compaction included).
+    pub changes_applied: u64,
+    pub catch_up_us: u64,
 }
 
 impl QueryStats {

@@ -59,6 +59,10 @@ fn no_stats() -> QueryStats {
         version_start: 0,
         version_end: 0,
         from_snapshot: false,
+        version: 0,
+        pinned: false,
+        changes_applied: 0,
+        catch_up_us: 0,
     }
 }
 

@@ -247,7 +247,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let stats = |s: &QueryStats| {
         if g.stats && !g.json {
             println!(
-                "stats: {} tx ({} over 5 ms), longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned{}",
+                "stats: {} tx ({} over 5 ms), longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned{}; {}",
                 s.transactions,
                 s.slow_transactions,
                 s.max_hold_us,
@@ -257,9 +257,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 s.vertices_expanded,
                 s.edges_scanned,
                 if s.from_snapshot {
-                    ", from the in-memory snapshot"
+                    format!(
+                        ", from the in-memory snapshot ({} changes applied in {} µs)",
+                        s.changes_applied, s.catch_up_us
+                    )
                 } else {
-                    ""
+                    String::new()
+                },
+                if s.pinned {
+                    format!("the graph at version {}", s.version)
+                } else {
+                    format!(
+                        "NOT one version: writes between versions {} and {} are partly seen",
+                        s.version_start, s.version_end
+                    )
                 }
             );
         }

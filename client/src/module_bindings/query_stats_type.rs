@@ -21,6 +21,10 @@ pub struct QueryStats {
     pub version_start: u64,
     pub version_end: u64,
     pub from_snapshot: bool,
+    pub version: u64,
+    pub pinned: bool,
+    pub changes_applied: u64,
+    pub catch_up_us: u64,
 }
 
 impl __sdk::InModule for QueryStats {

@@ -1,0 +1,171 @@
+//! One version per answer for traversals that read the indexes across many transactions.
+//!
+//! Writers commit between a traversal's transactions, so the indexes it reads move under it. A
+//! [`Pin`] remembers the version the traversal started on and, in each later transaction, reads
+//! from the change log what was written since; [`crate::source::IndexSource`] then hides arcs
+//! and vertices that did not exist at the pinned version and restores those that were removed
+//! since. The traversal thus answers exactly for the pinned version. If the log no longer holds
+//! a change it needs (trimmed, or reset by a bulk load or `clear_graph`), the pin is *lost*: the
+//! traversal carries on over the moving indexes and its stats say so (`QueryStats::pinned`).
+
+use crate::changelog;
+use crate::types::QueryStats;
+use graph_traverse::{Change, Direction};
+use hashbrown::HashMap;
+use hashbrown::hash_map::Entry;
+use spacetimedb::Local;
+
+/// Whether an arc or vertex existed at the pinned version, and whether it exists now.
+#[derive(Debug, Clone, Copy)]
+struct Presence {
+    then: bool,
+    now: bool,
+}
+
+/// What changed since a pinned version, as far as a traversal needs to undo it.
+#[derive(Debug, Default)]
+pub struct Pin {
+    version: u64,
+    /// The last version whose changes have been read.
+    seen: u64,
+    /// Arcs changed since `version`.
+    arcs: HashMap<(u64, u64), Presence>,
+    /// For each vertex, the changed arcs that touch it.
+    touching: HashMap<u64, Vec<(u64, u64)>>,
+    /// Vertices inserted or removed since `version`.
+    vertices: HashMap<u64, Presence>,
+    lost: bool,
+}
+
+impl Pin {
+    /// Pins `version`, the version the traversal's first transaction read.
+    pub fn new(version: u64) -> Self {
+        Self {
+            version,
+            seen: version,
+            ..Self::default()
+        }
+    }
+
+    /// Inside a transaction that reads the graph at version `now`: takes in the changes
+    /// committed since the last call, or loses the pin if the log no longer holds them.
+    pub fn follow(&mut self, db: &Local, now: u64) {
+        if self.lost || now <= self.seen {
+            return;
+        }
+        match changelog::read(db, self.seen + 1..=now) {
+            Some(changes) => {
+                for change in changes {
+                    self.note(change);
+                }
+                self.seen = now;
+            }
+            None => {
+                log::warn!(
+                    "a traversal pinned at version {} lost its pin at version {now}: the change \
+                     log no longer covers version {}",
+                    self.version,
+                    self.seen + 1
+                );
+                *self = Self {
+                    version: self.version,
+                    seen: now,
+                    lost: true,
+                    ..Self::default()
+                };
+            }
+        }
+    }
+
+    fn note(&mut self, change: Change) {
+        match change {
+            Change::InsertArc { src, dst } => self.note_arc(src, dst, true),
+            Change::RemoveArc { src, dst } => self.note_arc(src, dst, false),
+            Change::InsertVertex(v) => {
+                note(&mut self.vertices, v, true);
+            }
+            Change::RemoveVertex(v) => {
+                note(&mut self.vertices, v, false);
+            }
+        }
+    }
+
+    fn note_arc(&mut self, src: u64, dst: u64, now: bool) {
+        if note(&mut self.arcs, (src, dst), now) {
+            self.touching.entry(src).or_default().push((src, dst));
+            if dst != src {
+                self.touching.entry(dst).or_default().push((src, dst));
+            }
+        }
+    }
+
+    /// Whether an arc the indexes hold now existed at the pinned version.
+    #[inline]
+    pub fn arc_existed(&self, src: u64, dst: u64) -> bool {
+        self.arcs.is_empty() || self.arcs.get(&(src, dst)).is_none_or(|p| p.then)
+    }
+
+    /// Appends to `out` the neighbors of `v` over arcs that existed at the pinned version but are
+    /// gone now: targets of outgoing arcs, or sources of incoming ones if `incoming`.
+    pub fn restore(&self, v: u64, incoming: bool, out: &mut Vec<u64>) {
+        for &(src, dst) in self.touching.get(&v).into_iter().flatten() {
+            let p = self.arcs[&(src, dst)];
+            if p.then && !p.now {
+                match incoming {
+                    false if src == v => out.push(dst),
+                    true if dst == v => out.push(src),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// `v`'s degree in `dir` at the pinned version, given its degree now.
+    pub fn degree(&self, v: u64, dir: Direction, now: u64) -> u64 {
+        let mut degree = now as i64;
+        for &(src, dst) in self.touching.get(&v).into_iter().flatten() {
+            let p = self.arcs[&(src, dst)];
+            let counted = match dir {
+                Direction::Out => src == v,
+                Direction::In => dst == v,
+                Direction::Both => true,
+            };
+            if counted && p.then != p.now {
+                // A self-loop counts once in each direction.
+                let times = if dir == Direction::Both && src == dst {
+                    2
+                } else {
+                    1
+                };
+                degree += if p.then { times } else { -times };
+            }
+        }
+        degree.max(0) as u64
+    }
+
+    /// Whether `v` existed at the pinned version, if it was inserted or removed since.
+    pub fn vertex_existed(&self, v: u64) -> Option<bool> {
+        self.vertices.get(&v).map(|p| p.then)
+    }
+
+    /// Records in `stats` which version the answer is for and whether it is exactly that one.
+    pub fn stamp(&self, stats: &mut QueryStats) {
+        stats.version = self.version;
+        stats.pinned = !self.lost;
+    }
+}
+
+/// Records that `key` exists `now`; the first change of a key tells whether it existed at the
+/// pinned version (only changes that took effect are logged). Returns whether `key` is new.
+fn note<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Presence>, key: K, now: bool) -> bool {
+    match map.entry(key) {
+        Entry::Occupied(mut e) => {
+            e.get_mut().now = now;
+            false
+        }
+        Entry::Vacant(e) => {
+            e.insert(Presence { then: !now, now });
+            true
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! Traversals while a writer adds and removes edges: every answer must be exactly the graph at
+//! the version it names (`QueryStats::version`), whether it came from the indexes (pinned) or
+//! from a snapshot brought up to date from the change log.
+//!
+//! The writer makes only writes that take effect, one call at a time, so each call makes exactly
+//! one new version and the test knows the graph at every version.
+
+use graph_client::graph::{Direction, GraphDb, PathStatus, QueryStats, TxOptions};
+use graph_reference::ReferenceGraph;
+use graph_testkit::TestHost;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
+type Edges = BTreeSet<(u64, u64)>;
+
+/// The graph at every version the writer made: edges, and every vertex ever created (edges
+/// are removed, vertices never are, so a vertex may exist without arcs).
+#[derive(Default)]
+struct History {
+    states: HashMap<u64, (Arc<Edges>, Arc<BTreeSet<u64>>)>,
+}
+
+/// A query and its answer, checked once the writer has stopped.
+enum Asked {
+    Bfs {
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+        levels: Vec<u64>,
+        stats: QueryStats,
+    },
+    Path {
+        source: u64,
+        target: u64,
+        dir: Direction,
+        status: PathStatus,
+        path: Vec<u64>,
+        stats: QueryStats,
+    },
+}
+
+fn random_graph(rng: &mut ChaCha8Rng) -> (Edges, Vec<u64>) {
+    let n = rng.gen_range(20..100u64);
+    let m = rng.gen_range(0..(n * 4) as usize);
+    let id = |i: u64| i * 10 + 3;
+    let mut edges = Edges::new();
+    for _ in 0..m {
+        // Skewed: low ids are hubs.
+        let a = (rng.gen_range(0.0f64..1.0).powi(2) * n as f64) as u64;
+        let b = rng.gen_range(0..n);
+        edges.insert((id(a), id(b)));
+    }
+    edges.insert((id(0), id(0)));
+    (edges, (0..n).map(id).collect())
+}
+
+/// Adds or removes one edge per call until `stop`, recording the graph at each new version.
+fn write_until(
+    db: &GraphDb,
+    seed: u64,
+    mut edges: Edges,
+    mut vertices: BTreeSet<u64>,
+    version: u64,
+    history: &Mutex<History>,
+    stop: &AtomicBool,
+) -> u64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let ids: Vec<u64> = vertices.iter().copied().collect();
+    let mut version = version;
+    let mut fresh = 1_000_000 + seed * 1_000;
+    while !stop.load(Ordering::Relaxed) {
+        let remove = !edges.is_empty() && rng.gen_bool(0.45);
+        if remove {
+            let i = rng.gen_range(0..edges.len());
+            let (s, d) = *edges.iter().nth(i).unwrap();
+            db.remove_edges(&[s], &[d]).expect("remove_edges");
+            edges.remove(&(s, d));
+        } else {
+            let s = ids[rng.gen_range(0..ids.len())];
+            let d = if rng.gen_bool(0.05) {
+                fresh += 1;
+                fresh
+            } else {
+                ids[rng.gen_range(0..ids.len())]
+            };
+            if edges.contains(&(s, d)) {
+                continue;
+            }
+            db.add_edges(&[s], &[d]).expect("add_edges");
+            edges.insert((s, d));
+            vertices.insert(d);
+        }
+        version += 1;
+        history.lock().unwrap().states.insert(
+            version,
+            (Arc::new(edges.clone()), Arc::new(vertices.clone())),
+        );
+        thread::sleep(Duration::from_micros(rng.gen_range(0..1_500)));
+    }
+    version
+}
+
+fn expected_levels(
+    g: &ReferenceGraph,
+    start: u64,
+    dir: Direction,
+    max_depth: Option<u32>,
+) -> Vec<u64> {
+    // A vertex without arcs is unknown to the reference but exists: it reaches only itself.
+    g.bfs_levels(start, dir, max_depth).unwrap_or(vec![1])
+}
+
+fn expected_distance(g: &ReferenceGraph, s: u64, t: u64, dir: Direction) -> Option<u32> {
+    match g.distance(s, t, dir, None) {
+        Some(d) => d,
+        None => (s == t).then_some(0),
+    }
+}
+
+#[test]
+fn answers_are_exact_for_the_version_they_name() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    let writer_db = db.over_http();
+    let (mut pinned_moving, mut caught_up, mut answers) = (0u32, 0u32, 0u32);
+    for seed in 0..100u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        db.clear().unwrap();
+        let (edges, ids) = random_graph(&mut rng);
+        let (src, dst): (Vec<u64>, Vec<u64>) = edges.iter().copied().unzip();
+        if !src.is_empty() {
+            db.add_edges(&src, &dst).unwrap();
+        }
+        db.add_vertices(&ids).unwrap();
+        let version = db.info().unwrap().version;
+        let vertices: BTreeSet<u64> = ids.iter().copied().collect();
+        let history = Mutex::new(History::default());
+        history.lock().unwrap().states.insert(
+            version,
+            (Arc::new(edges.clone()), Arc::new(vertices.clone())),
+        );
+        // Half the seeds start with a snapshot (a full BFS on a tiny budget switches to one),
+        // so that later answers catch it up; the others stay on the pinned indexes.
+        let with_snapshot = seed % 2 == 0;
+        let stop = AtomicBool::new(false);
+        let asked = thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                write_until(
+                    &writer_db,
+                    seed,
+                    edges.clone(),
+                    vertices.clone(),
+                    version,
+                    &history,
+                    &stop,
+                )
+            });
+            let mut asked = Vec::new();
+            for round in 0..9 {
+                let dir = DIRS[rng.gen_range(0..3)];
+                let v = ids[rng.gen_range(0..ids.len())];
+                // Writers get in only while a procedure yields: yield after every transaction.
+                let tx = TxOptions {
+                    tx_budget: [4, 16, 64][rng.gen_range(0..3)],
+                    yield_every_us: 1,
+                };
+                if round % 3 == 2 {
+                    let t = ids[rng.gen_range(0..ids.len())];
+                    let p = db.shortest_path(v, t, dir, None, tx).unwrap().value;
+                    asked.push(Asked::Path {
+                        source: v,
+                        target: t,
+                        dir,
+                        status: p.status,
+                        path: p.path,
+                        stats: p.stats,
+                    });
+                } else {
+                    // Without a snapshot, shallow searches: they stay on the indexes.
+                    let max_depth = if with_snapshot && (round == 0 || rng.gen_bool(0.5)) {
+                        None
+                    } else {
+                        Some(rng.gen_range(0..3))
+                    };
+                    let b = db.bfs(v, dir, max_depth, 0, tx).unwrap().value;
+                    asked.push(Asked::Bfs {
+                        start: v,
+                        dir,
+                        max_depth,
+                        levels: b.levels,
+                        stats: b.stats,
+                    });
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+            writer.join().unwrap();
+            asked
+        });
+
+        let history = history.into_inner().unwrap();
+        let mut references: HashMap<u64, ReferenceGraph> = HashMap::new();
+        for a in asked {
+            let stats = match &a {
+                Asked::Bfs { stats, .. } | Asked::Path { stats, .. } => stats.clone(),
+            };
+            assert!(
+                stats.pinned,
+                "seed {seed}: no reset happened, yet {stats:?}"
+            );
+            assert!(
+                stats.version_start <= stats.version && stats.version <= stats.version_end,
+                "seed {seed}: {stats:?}"
+            );
+            pinned_moving += (!stats.from_snapshot && stats.version_end > stats.version) as u32;
+            caught_up += (stats.from_snapshot && stats.changes_applied > 0) as u32;
+            answers += 1;
+            let (edges, vertices) = history
+                .states
+                .get(&stats.version)
+                .unwrap_or_else(|| panic!("seed {seed}: no version {}", stats.version));
+            let g = references
+                .entry(stats.version)
+                .or_insert_with(|| ReferenceGraph::new(edges.iter().copied()));
+            match a {
+                Asked::Bfs {
+                    start,
+                    dir,
+                    max_depth,
+                    levels,
+                    stats,
+                } => {
+                    assert!(vertices.contains(&start));
+                    assert_eq!(
+                        levels,
+                        expected_levels(g, start, dir, max_depth),
+                        "seed {seed}: bfs({start}, {dir}, {max_depth:?}) at {stats:?}"
+                    );
+                }
+                Asked::Path {
+                    source,
+                    target,
+                    dir,
+                    status,
+                    path,
+                    stats,
+                } => {
+                    let want = expected_distance(g, source, target, dir);
+                    let ctx = format!("seed {seed}: path({source}, {target}, {dir}) at {stats:?}");
+                    match want {
+                        Some(d) => {
+                            assert_eq!(status, PathStatus::Found, "{ctx}");
+                            assert_eq!(path.len(), d as usize + 1, "{ctx}: {path:?}");
+                            assert!(source == target || g.is_path(&path, dir), "{ctx}: {path:?}");
+                        }
+                        None => assert_eq!(status, PathStatus::Unreachable, "{ctx}"),
+                    }
+                }
+            }
+        }
+    }
+    // Both ways of answering under writes were exercised, many times.
+    println!("{answers} answers: {pinned_moving} on the indexes saw writes, {caught_up} caught up");
+    assert!(
+        pinned_moving > 50,
+        "{pinned_moving} index answers saw writes"
+    );
+    assert!(caught_up > 100, "{caught_up} snapshot answers caught up");
+    assert!(answers >= 900);
+}
+
+/// A snapshot brought up to date from the log answers as one built from scratch on the same
+/// graph; and a bulk load during an index traversal makes it say that it is not one version.
+#[test]
+fn caught_up_equals_rebuilt_and_a_reset_is_reported() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let (mut edges, ids) = random_graph(&mut rng);
+    let (src, dst): (Vec<u64>, Vec<u64>) = edges.iter().copied().unzip();
+    db.add_edges(&src, &dst).unwrap();
+    db.add_vertices(&ids).unwrap();
+    let small = TxOptions {
+        tx_budget: 1,
+        yield_every_us: 0,
+    };
+    let full = |v: u64, dir: Direction| db.bfs(v, dir, None, 0, small).unwrap().value;
+    assert!(full(ids[0], Direction::Both).stats.from_snapshot);
+    // Many single writes, then every answer from the caught-up snapshot.
+    for _ in 0..300 {
+        let (s, d) = (
+            ids[rng.gen_range(0..ids.len())],
+            ids[rng.gen_range(0..ids.len())],
+        );
+        if edges.remove(&(s, d)) {
+            db.remove_edges(&[s], &[d]).unwrap();
+        } else {
+            edges.insert((s, d));
+            db.add_edges(&[s], &[d]).unwrap();
+        }
+    }
+    let caught_up: Vec<(u64, Direction, Vec<u64>)> = ids
+        .iter()
+        .flat_map(|&v| DIRS.map(|dir| (v, dir)))
+        .map(|(v, dir)| {
+            let b = full(v, dir);
+            assert!(b.stats.from_snapshot, "{:?}", b.stats);
+            (v, dir, b.levels)
+        })
+        .collect();
+    assert!(caught_up.len() > 50);
+    // The same graph, loaded afresh: the log is reset, so the next full BFS builds anew.
+    db.clear().unwrap();
+    let (src, dst): (Vec<u64>, Vec<u64>) = edges.iter().copied().unzip();
+    db.add_edges(&src, &dst).unwrap();
+    db.add_vertices(&ids).unwrap();
+    let rebuilt = full(ids[0], Direction::Both);
+    assert_eq!(rebuilt.stats.changes_applied, 0, "{:?}", rebuilt.stats);
+    let reference = ReferenceGraph::new(edges.iter().copied());
+    for (v, dir, levels) in caught_up {
+        assert_eq!(full(v, dir).levels, levels, "bfs({v}, {dir})");
+        assert_eq!(levels, expected_levels(&reference, v, dir, None));
+    }
+
+    // A bulk write (a log reset) while a traversal crawls the indexes: the answer says it is
+    // not one version. The traversal must still be on the indexes when the write lands; retried
+    // until it is.
+    let other = GraphDb::new(host.publish_module("other"), "other");
+    let (src, dst): (Vec<u64>, Vec<u64>) =
+        graph_reference::generate::ring(3_000).into_iter().unzip();
+    other.add_edges(&src, &dst).unwrap();
+    let mut next = 50_000_000u64;
+    for attempt in 0.. {
+        assert!(
+            attempt < 20,
+            "the bulk write never landed during a traversal on the indexes"
+        );
+        let bulk: Vec<u64> = (next..next + 10_001).collect();
+        next += 20_000;
+        let answer = thread::scope(|scope| {
+            let reader = scope.spawn(|| other.bfs(src[0], Direction::Out, None, 0, small));
+            thread::sleep(Duration::from_millis(5));
+            other.over_http().add_edges(&bulk, &bulk).unwrap();
+            reader.join().unwrap().unwrap().value
+        });
+        assert_eq!(answer.visited, 3_000);
+        let stats = answer.stats;
+        if stats.version_end > stats.version_start && !stats.from_snapshot {
+            assert!(!stats.pinned, "{stats:?}");
+            assert_eq!(stats.version, stats.version_start);
+            break;
+        }
+    }
+}
