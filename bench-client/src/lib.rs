@@ -9,5 +9,6 @@ pub mod measure;
 pub mod report;
 pub mod system;
 pub mod systems;
+pub mod under_writes;
 pub mod verify;
 pub mod workloads;

@@ -4,7 +4,6 @@
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use graph_bench::contention;
 use graph_bench::datasets::DatasetSpec;
 use graph_bench::live::{self, Keys};
 use graph_bench::load::Stores;
@@ -12,18 +11,19 @@ use graph_bench::measure;
 use graph_bench::report::markdown::{self, fmt_us};
 use graph_bench::report::model::{self, Contention, Environment, Report, Sample, Summary};
 use graph_bench::report::write::write;
-use graph_bench::system::{Query, System};
+use graph_bench::system::{Query, Reply, System};
 use graph_bench::systems::neo4j::Neo4j;
 use graph_bench::systems::postgres::Postgres;
 use graph_bench::systems::stdb::{self, SpacetimeDb};
 use graph_bench::verify::verify;
 use graph_bench::workloads::Workload;
+use graph_bench::{contention, under_writes};
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_client::server::Server;
 use graph_reference::ReferenceGraph;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
 #[command(version, about)]
@@ -95,6 +95,13 @@ struct Args {
         default_value = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
     )]
     postgres: String,
+    /// Edges changed per second (adds and removes) while a full BFS and a shortest path run in
+    /// a loop, one phase per rate (see --under-writes-secs).
+    #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
+    write_rates: Vec<u32>,
+    /// Seconds each traversal runs at each of --write-rates (0: skip that workload).
+    #[arg(long, default_value_t = 5.0)]
+    under_writes_secs: f64,
     /// Single-edge inserts per contention phase (0: skip the contention workload).
     #[arg(long, default_value_t = 200)]
     writes: usize,
@@ -254,6 +261,25 @@ fn main() -> anyhow::Result<()> {
         _ => Vec::new(),
     };
 
+    let under_writes = match &db {
+        Some(db) if args.under_writes_secs > 0.0 && !pairs.is_empty() => {
+            let traversals = [
+                Query::Bfs {
+                    start: vertices[0],
+                    dir,
+                    max_depth: None,
+                },
+                Query::ShortestPath {
+                    source: pairs[0].0,
+                    target: pairs[0].1,
+                    dir,
+                },
+            ];
+            traversals_under_writes(&args, db, tx, &traversals, |q, r| verify(&reference, q, r))?
+        }
+        _ => Vec::new(),
+    };
+
     let (propagation, throughput) = match &db {
         Some(db) => live_workloads(&args, db)?,
         None => (Vec::new(), Vec::new()),
@@ -267,6 +293,7 @@ fn main() -> anyhow::Result<()> {
         contention,
         propagation,
         throughput,
+        under_writes,
     };
     println!(
         "\n{}\n{}",
@@ -397,6 +424,50 @@ fn writers_vs_traversals(
         }
         let traverse = move || looping.answer(&traversal).map(drop);
         out.push(contention::run(&writer, label, first_id, writes, traverse)?);
+    }
+    Ok(out)
+}
+
+/// Each traversal in a loop while a writer changes edges at each of `--write-rates` (see
+/// `under_writes`), Stage 2 over the WebSocket.
+fn traversals_under_writes(
+    args: &Args,
+    db: &GraphDb,
+    tx: TxOptions,
+    traversals: &[Query],
+    check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
+) -> anyhow::Result<Vec<model::UnderWrites>> {
+    let writer = db.reconnect();
+    let mut system = SpacetimeDb::new(db.clone(), Mode::Stage2, tx, &args.server_kind);
+    let mut first_id = db.info()?.max_vertex_id + 500_000_000;
+    let duration = Duration::from_secs_f64(args.under_writes_secs);
+    let mut out = Vec::new();
+    for &rate in &args.write_rates {
+        for query in traversals {
+            let w = under_writes::run(
+                &mut system,
+                query,
+                &writer,
+                rate,
+                duration,
+                first_id,
+                &check,
+            )?;
+            first_id += 10_000_000;
+            println!(
+                "{} while writing {} edges/s: p50 {}, p99 {}; {} of {} caught up (p50 {} changes in {}); writer p99 {}",
+                w.traversal,
+                rate,
+                fmt_us(w.latency.p50),
+                fmt_us(w.latency.p99),
+                w.from_snapshot,
+                w.latency.count,
+                w.changes_applied.p50,
+                fmt_us(w.catch_up_us.p50),
+                fmt_us(w.writer.p99)
+            );
+            out.push(w);
+        }
     }
     Ok(out)
 }

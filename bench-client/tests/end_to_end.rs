@@ -107,6 +107,10 @@ fn small_benchmark_runs_verified_and_reports() {
             "500",
             "--connections",
             "10",
+            "--write-rates",
+            "100,1000",
+            "--under-writes-secs",
+            "1",
         ],
     );
     for system in ["stdb", "stdb-http", "stdb-stage1", "stdb-stage1-reducer"] {
@@ -160,6 +164,23 @@ fn small_benchmark_runs_verified_and_reports() {
         assert!(t["per_second"].as_f64().unwrap() > 0.0, "{t}");
     }
     assert!(throughput[1]["hot_share"].as_f64().unwrap() > 0.5);
+    // A full BFS and a shortest path at each write rate, every answer verified (graph-bench
+    // fails the run otherwise) and exact for one version; the writer kept up.
+    let under_writes = report["under_writes"].as_array().unwrap();
+    assert_eq!(under_writes.len(), 2 * 2, "{under_writes:?}");
+    for w in under_writes {
+        let count = w["latency"]["count"].as_u64().unwrap();
+        assert!(count > 0, "{w}");
+        assert_eq!(w["pinned"].as_u64(), Some(count), "{w}");
+        assert!(w["writer"]["count"].as_u64().unwrap() > 10, "{w}");
+        assert!(w["changes_per_second"].as_f64().unwrap() > 0.0, "{w}");
+    }
+    assert!(
+        under_writes[2]["from_snapshot"].as_u64().unwrap() > 0
+            && under_writes[2]["changes_applied"]["max"].as_f64().unwrap() > 0.0,
+        "a full BFS catches its snapshot up: {:?}",
+        under_writes[2]
+    );
     assert!(loads[0]["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
     assert_eq!(report["environment"]["edges"], 88234);
     let samples = check_samples(out.path(), &report);
@@ -193,6 +214,8 @@ fn peers_run_side_by_side_with_verified_answers() {
         "--propagation-writes",
         "0",
         "--throughput-inserts",
+        "0",
+        "--under-writes-secs",
         "0",
     ];
     run_bench(

@@ -126,6 +126,30 @@ pub fn table(report: &Report) -> String {
             );
         }
     }
+    if !report.under_writes.is_empty() {
+        t.push_str("\n| traversal while writing | edges/s aimed (achieved) | traversals | p50 | p99 | from snapshot | one version | changes applied p50 | catch-up p50 (p99) | writer p50 | writer p99 | writer max |\n");
+        t.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for w in &report.under_writes {
+            let _ = writeln!(
+                t,
+                "| {} | {} ({:.0}) | {} | {} | {} | {} | {} | {:.0} | {} ({}) | {} | {} | {} |",
+                w.traversal,
+                w.rate,
+                w.changes_per_second,
+                w.latency.count,
+                fmt_us(w.latency.p50),
+                fmt_us(w.latency.p99),
+                w.from_snapshot,
+                w.pinned,
+                w.changes_applied.p50,
+                fmt_us(w.catch_up_us.p50),
+                fmt_us(w.catch_up_us.p99),
+                fmt_us(w.writer.p50),
+                fmt_us(w.writer.p99),
+                fmt_us(w.writer.max)
+            );
+        }
+    }
     if !report.propagation.is_empty() {
         t.push_str(
             "\n| write → subscriber (WebSocket) | confirmed reads | writes | p50 | p99 | max |\n",

@@ -85,6 +85,9 @@ pub struct Report {
     /// Single-edge inserts per second from many WebSocket connections.
     #[serde(default)]
     pub throughput: Vec<Throughput>,
+    /// Traversals while a writer changes the graph at fixed rates.
+    #[serde(default)]
+    pub under_writes: Vec<UnderWrites>,
 }
 
 /// A report as this version or an older one stored it. Older reports kept SpacetimeDB's load
@@ -108,6 +111,8 @@ struct StoredReport {
     propagation: Vec<Propagation>,
     #[serde(default)]
     throughput: Vec<Throughput>,
+    #[serde(default)]
+    under_writes: Vec<UnderWrites>,
 }
 
 impl From<StoredReport> for Report {
@@ -129,6 +134,7 @@ impl From<StoredReport> for Report {
             contention: stored.contention,
             propagation: stored.propagation,
             throughput: stored.throughput,
+            under_writes: stored.under_writes,
         }
     }
 }
@@ -274,6 +280,26 @@ pub struct Contention {
     pub traversals: usize,
 }
 
+/// A traversal in a loop while a writer on another connection adds and removes edges at `rate`
+/// per second (see `under_writes`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UnderWrites {
+    /// The traversal, as the query prints.
+    pub traversal: String,
+    /// Edges changed per second that the writer aimed for, and achieved.
+    pub rate: u32,
+    pub changes_per_second: f64,
+    /// The traversal's latency, µs, and the writer's calls' latency, µs.
+    pub latency: Percentiles,
+    pub writer: Percentiles,
+    /// Traversals answered from the snapshot, and answered exactly for one version.
+    pub from_snapshot: usize,
+    pub pinned: usize,
+    /// Logged changes each traversal applied to the snapshot, and the µs that took.
+    pub changes_applied: Percentiles,
+    pub catch_up_us: Percentiles,
+}
+
 /// How soon a single-edge insert on one WebSocket connection reaches a subscriber of the
 /// graph's meta row on another, in µs from the writer's call.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -366,6 +392,7 @@ pub mod fixtures {
             contention,
             propagation: Vec::new(),
             throughput: Vec::new(),
+            under_writes: Vec::new(),
         }
     }
 }
