@@ -23,6 +23,7 @@ pub use crate::module_bindings::{
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
 pub use graph_traverse::Direction;
+pub use spacetimedb_sdk::Identity;
 
 /// Most edges per load call: the module's own limit.
 pub const MAX_BATCH_EDGES: usize = 200_000;
@@ -427,6 +428,45 @@ impl GraphDb {
             conn.reducers
                 .clear_graph_then(move |_, r| reply(flatten(r)))
         })
+    }
+
+    /// Lets `identity` change the graph (the database owner only).
+    pub fn grant_writer(&self, identity: Identity) -> Result<(), ClientError> {
+        use mb::grant_writer_reducer::{GrantWriterArgs, grant_writer};
+        let args = GrantWriterArgs { identity };
+        self.reducer("grant_writer", args, true, |conn, a, reply| {
+            conn.reducers
+                .grant_writer_then(a.identity, move |_, r| reply(flatten(r)))
+        })
+    }
+
+    /// Takes back `identity`'s right to change the graph (the database owner only).
+    pub fn revoke_writer(&self, identity: Identity) -> Result<(), ClientError> {
+        use mb::revoke_writer_reducer::{RevokeWriterArgs, revoke_writer};
+        let args = RevokeWriterArgs { identity };
+        self.reducer("revoke_writer", args, true, |conn, a, reply| {
+            conn.reducers
+                .revoke_writer_then(a.identity, move |_, r| reply(flatten(r)))
+        })
+    }
+
+    /// The identity this client acts as, as the server assigned it to the WebSocket
+    /// connection (`None` over HTTP, which does not say). Waits up to 10 s for the server's
+    /// first message, which carries it.
+    pub fn identity(&self) -> Option<Result<Identity, ClientError>> {
+        use spacetimedb_sdk::DbContext;
+        use std::time::{Duration, Instant};
+        let conn = self.ws_connection()?;
+        Some(conn.and_then(|conn| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while conn.try_identity().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            conn.try_identity().ok_or_else(|| ClientError::Internal {
+                function: "identity".into(),
+                message: "the server has not said which identity this connection has".into(),
+            })
+        }))
     }
 
     /// Loads `edges` in calls that respect the batch limit (and, over HTTP, the body limit),

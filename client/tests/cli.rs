@@ -358,3 +358,37 @@ fn watch_prints_changes_as_they_arrive() {
         cli.json(&["stats", "--transport", "ws"])
     );
 }
+
+#[test]
+fn only_the_owner_and_granted_identities_write() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let owner = Cli {
+        url: host.url().to_string(),
+        token: server.token().unwrap().to_string(),
+    };
+    let created = graph_client::server::Server::new(host.url())
+        .create_identity()
+        .unwrap();
+    let stranger = Cli {
+        url: host.url().to_string(),
+        token: created.token,
+    };
+    let err = stranger.fails(&["add-edge", "1", "2"]);
+    assert!(err.contains("may not change this graph"), "{err}");
+    let err = stranger.fails(&["grant", &created.identity]);
+    assert!(err.contains("only the database's owner"), "{err}");
+
+    let out = stranger.run(&["whoami"]);
+    assert!(out.status.success(), "{out:?}");
+    let me = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(me, created.identity);
+    assert!(owner.run(&["grant", &me]).status.success());
+    assert!(stranger.run(&["add-edge", "1", "2"]).status.success());
+    assert_eq!(owner.json(&["stats"])["edges"], 1);
+    assert!(owner.run(&["revoke", &me]).status.success());
+    stranger.fails(&["remove-edge", "1", "2"]);
+    assert_eq!(owner.json(&["stats"])["edges"], 1);
+    let err = owner.fails(&["grant", "not-hex"]);
+    assert!(err.contains("is not an identity"), "{err}");
+}

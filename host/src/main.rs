@@ -35,7 +35,10 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Address to listen on. Loopback by default: this server is for local use.
+    /// Address to listen on. Loopback by default: this server is for local use. Listening on
+    /// another interface (0.0.0.0:3000) lets anyone who reaches the port create identities and
+    /// publish databases, and read and query every database; only each database's owner and
+    /// the writers it grants may change a graph. Expose it only on a network you trust.
     #[arg(long, default_value = "127.0.0.1:3000")]
     listen: SocketAddr,
     /// Directory for databases, the database registry and the token-signing key pair.

@@ -8,6 +8,7 @@
 //! baselines (full edge scan per query, and reducer-written result rows) live in `baseline` for
 //! side-by-side benchmarks.
 
+mod access;
 mod baseline;
 mod changelog;
 mod load;

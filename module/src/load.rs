@@ -2,6 +2,7 @@
 //! `Err`, commits nothing. Loads are idempotent: edges are a set, so re-sending a batch (a retry,
 //! or loading the same file twice) leaves the graph as it was.
 
+use crate::access::check_writer;
 use crate::changelog::Changes;
 use crate::schema::{Edge, GraphMeta, Vertex, edge, meta, save_meta, vertex};
 use hashbrown::HashMap;
@@ -77,6 +78,7 @@ impl DegreeDeltas {
 /// or already stored) are ignored.
 #[reducer]
 pub fn add_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(), String> {
+    check_writer(ctx)?;
     let pairs = pairs(src, dst)?;
     let edges = ctx.db.edge();
     let mut m = meta(&ctx.db);
@@ -104,6 +106,7 @@ pub fn add_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(
 /// Inserts vertices (without edges); existing ones are left as they are.
 #[reducer]
 pub fn add_vertices(ctx: &ReducerContext, ids: Vec<u64>) -> Result<(), String> {
+    check_writer(ctx)?;
     check_batch("vertices", ids.len())?;
     let vertices = ctx.db.vertex();
     let mut m = meta(&ctx.db);
@@ -130,6 +133,7 @@ pub fn add_vertices(ctx: &ReducerContext, ids: Vec<u64>) -> Result<(), String> {
 /// Deletes the edges `src[i] → dst[i]`; absent edges are ignored. Vertices stay.
 #[reducer]
 pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(), String> {
+    check_writer(ctx)?;
     let pairs = pairs(src, dst)?;
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
@@ -151,6 +155,7 @@ pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Resul
 /// Deletes a vertex and every edge that touches it.
 #[reducer]
 pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
+    check_writer(ctx)?;
     if ctx.db.vertex().id().find(id).is_none() {
         return Err(format!("unknown vertex {id}"));
     }
@@ -178,6 +183,7 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
 /// Deletes every vertex and edge. The version keeps counting, so caches see the change.
 #[reducer]
 pub fn clear_graph(ctx: &ReducerContext) -> Result<(), String> {
+    check_writer(ctx)?;
     ctx.db.edge().clear();
     ctx.db.vertex().clear();
     let m = meta(&ctx.db);

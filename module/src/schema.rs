@@ -1,9 +1,10 @@
 //! Tables. `vertex`, `edge` and `graph_meta` are public so that clients can subscribe to them and
 //! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
 //! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
-//! snapshots and multi-transaction traversals follow the writes (see `change_log`).
+//! snapshots and multi-transaction traversals follow the writes (see `changelog`); so is
+//! `graph_writer`, who may write (see `access`).
 
-use spacetimedb::{ReducerContext, SpacetimeType, Table, table};
+use spacetimedb::{Identity, ReducerContext, SpacetimeType, Table, table};
 
 /// A vertex and its degrees, kept exact by every write so that the bidirectional search can
 /// weigh a frontier (sum of degrees) with one primary-key lookup per vertex.
@@ -112,3 +113,13 @@ pub struct ChangeLogState {
     pub id: u8,
     pub covers_after: u64,
 }
+
+/// An identity that may change the graph (see `access`): the owner, or one the owner granted.
+#[table(accessor = graph_writer)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphWriter {
+    #[primary_key]
+    pub identity: Identity,
+    pub owner: bool,
+}
+

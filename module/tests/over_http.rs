@@ -543,8 +543,8 @@ fn yielding_lets_writers_in_during_a_long_traversal() {
         }
     }
     db.load(&ring, |_| {}).unwrap();
-    let (_, writer_server) = host.client();
-    let writer = GraphDb::new(writer_server, "graph");
+    // Another client of the owner's (only the owner and granted identities may write).
+    let writer = db.reconnect();
 
     // Returns (traversal finished, writer finished) in elapsed time since start, and the stats.
     let race = |yield_every_us: u32| {

@@ -2,9 +2,12 @@
 //! SpacetimeDB server (the embedded graph-host or an official `spacetime start`), over the
 //! SDK's WebSocket or the HTTP API.
 
+use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use graph_client::edgelist::read_edge_list;
-use graph_client::graph::{Direction, GraphDb, GraphMeta, QueryStats, TxOptions, to_sats_json};
+use graph_client::graph::{
+    Direction, GraphDb, GraphMeta, Identity, QueryStats, TxOptions, to_sats_json,
+};
 use graph_client::server::Server;
 use graph_client::token_store;
 use graph_client::watch::{Change, watch};
@@ -97,6 +100,13 @@ enum Command {
     },
     /// Vertex and edge counts and the graph version.
     Stats,
+    /// Print the identity this CLI acts as (its token's), to give to a database owner for
+    /// `graph grant`. WebSocket only.
+    Whoami,
+    /// Let IDENTITY (hex) change the graph. Only the database's owner may.
+    Grant { identity: String },
+    /// Take back IDENTITY's right to change the graph. Only the database's owner may.
+    Revoke { identity: String },
     /// Subscribe to the graph's counts and version (and, with --vertex, to that vertex's
     /// out-edges) and print every change as the server pushes it. WebSocket only.
     Watch {
@@ -117,6 +127,11 @@ enum TransportArg {
     Auto,
     Ws,
     Http,
+}
+
+fn parse_identity(hex: &str) -> anyhow::Result<Identity> {
+    Identity::from_hex(hex.trim_start_matches("0x"))
+        .map_err(|e| anyhow::anyhow!("`{hex}` is not an identity (64 hex digits): {e}"))
 }
 
 /// The module on `server`, over the transport asked for. `auto` opens the WebSocket now, so
@@ -241,6 +256,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             anyhow::bail!("`graph watch` needs the WebSocket transport")
         }
         (Command::Watch { .. }, _) => TransportArg::Ws,
+        (Command::Whoami, TransportArg::Http) => {
+            anyhow::bail!("`graph whoami` needs the WebSocket transport")
+        }
+        (Command::Whoami, _) => TransportArg::Ws,
         (_, t) => t,
     };
     let db = connect(server, &g.database, transport)?;
@@ -423,6 +442,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             count,
             duration,
         } => run_watch(&db, vertex, count, duration, g.json)?,
+        Command::Whoami => {
+            let identity = db.identity().context("no WebSocket connection")??;
+            println!("{}", identity.to_hex());
+        }
+        Command::Grant { identity } => {
+            db.grant_writer(parse_identity(&identity)?)?;
+            println!("{identity} may now change the graph");
+        }
+        Command::Revoke { identity } => {
+            db.revoke_writer(parse_identity(&identity)?)?;
+            println!("{identity} may no longer change the graph");
+        }
         Command::Stats => {
             let info = db.info()?;
             if g.json {

@@ -17,10 +17,12 @@ pub mod change_log_state_type;
 pub mod clear_graph_reducer;
 pub mod edge_table;
 pub mod edge_type;
+pub mod grant_writer_reducer;
 pub mod graph_error_type;
 pub mod graph_info_procedure;
 pub mod graph_meta_table;
 pub mod graph_meta_type;
+pub mod graph_writer_type;
 pub mod logged_change_type;
 pub mod neighbor_count_full_scan_procedure;
 pub mod neighbor_count_procedure;
@@ -34,6 +36,7 @@ pub mod path_status_type;
 pub mod query_stats_type;
 pub mod remove_edges_reducer;
 pub mod remove_vertex_reducer;
+pub mod revoke_writer_reducer;
 pub mod shortest_path_full_scan_procedure;
 pub mod shortest_path_full_scan_reducer_reducer;
 pub mod shortest_path_procedure;
@@ -53,10 +56,12 @@ pub use change_log_state_type::ChangeLogState;
 pub use clear_graph_reducer::clear_graph;
 pub use edge_table::*;
 pub use edge_type::Edge;
+pub use grant_writer_reducer::grant_writer;
 pub use graph_error_type::GraphError;
 pub use graph_info_procedure::graph_info;
 pub use graph_meta_table::*;
 pub use graph_meta_type::GraphMeta;
+pub use graph_writer_type::GraphWriter;
 pub use logged_change_type::LoggedChange;
 pub use neighbor_count_full_scan_procedure::neighbor_count_full_scan;
 pub use neighbor_count_procedure::neighbor_count;
@@ -70,6 +75,7 @@ pub use path_status_type::PathStatus;
 pub use query_stats_type::QueryStats;
 pub use remove_edges_reducer::remove_edges;
 pub use remove_vertex_reducer::remove_vertex;
+pub use revoke_writer_reducer::revoke_writer;
 pub use shortest_path_full_scan_procedure::shortest_path_full_scan;
 pub use shortest_path_full_scan_reducer_reducer::shortest_path_full_scan_reducer;
 pub use shortest_path_procedure::shortest_path;
@@ -96,6 +102,9 @@ pub enum Reducer {
         max_depth: Option<u32>,
     },
     ClearGraph,
+    GrantWriter {
+        identity: __sdk::Identity,
+    },
     NoopReducer,
     RemoveEdges {
         src: Vec<u64>,
@@ -103,6 +112,9 @@ pub enum Reducer {
     },
     RemoveVertex {
         id: u64,
+    },
+    RevokeWriter {
+        identity: __sdk::Identity,
     },
     ShortestPathFullScanReducer {
         query_id: u64,
@@ -124,9 +136,11 @@ impl __sdk::Reducer for Reducer {
             Reducer::AddVertices { .. } => "add_vertices",
             Reducer::BfsFullScanReducer { .. } => "bfs_full_scan_reducer",
             Reducer::ClearGraph => "clear_graph",
+            Reducer::GrantWriter { .. } => "grant_writer",
             Reducer::NoopReducer => "noop_reducer",
             Reducer::RemoveEdges { .. } => "remove_edges",
             Reducer::RemoveVertex { .. } => "remove_vertex",
+            Reducer::RevokeWriter { .. } => "revoke_writer",
             Reducer::ShortestPathFullScanReducer { .. } => "shortest_path_full_scan_reducer",
         }
     }
@@ -155,6 +169,11 @@ impl __sdk::Reducer for Reducer {
                 max_depth: max_depth.clone(),
             }),
             Reducer::ClearGraph => __sats::bsatn::to_vec(&clear_graph_reducer::ClearGraphArgs {}),
+            Reducer::GrantWriter { identity } => {
+                __sats::bsatn::to_vec(&grant_writer_reducer::GrantWriterArgs {
+                    identity: identity.clone(),
+                })
+            }
             Reducer::NoopReducer => {
                 __sats::bsatn::to_vec(&noop_reducer_reducer::NoopReducerArgs {})
             }
@@ -166,6 +185,11 @@ impl __sdk::Reducer for Reducer {
             }
             Reducer::RemoveVertex { id } => {
                 __sats::bsatn::to_vec(&remove_vertex_reducer::RemoveVertexArgs { id: id.clone() })
+            }
+            Reducer::RevokeWriter { identity } => {
+                __sats::bsatn::to_vec(&revoke_writer_reducer::RevokeWriterArgs {
+                    identity: identity.clone(),
+                })
             }
             Reducer::ShortestPathFullScanReducer {
                 query_id,

@@ -1,0 +1,77 @@
+//! Who may change the graph: the database's owner, and the identities the owner has granted.
+//!
+//! `init` runs once, when the database is created by a publish, with the publisher (the owner)
+//! as sender, and records it. Every reducer that changes the graph (`add_edges`,
+//! `add_vertices`, `remove_edges`, `remove_vertex`, `clear_graph`) first checks its caller;
+//! queries are open to every identity. A database created by a module version without this
+//! table has no owner recorded: the first identity that writes to it becomes its owner (so
+//! publish such a database again with its data cleared, or write to it once yourself).
+
+use crate::schema::{GraphWriter, graph_writer};
+use spacetimedb::{Identity, ReducerContext, Table, reducer};
+
+#[reducer(init)]
+pub fn init(ctx: &ReducerContext) {
+    ctx.db.graph_writer().insert(GraphWriter {
+        identity: ctx.sender(),
+        owner: true,
+    });
+}
+
+/// `Ok` if the caller may change the graph; otherwise an error that says how to get access.
+pub fn check_writer(ctx: &ReducerContext) -> Result<(), String> {
+    let writers = ctx.db.graph_writer();
+    if writers.iter().all(|w| !w.owner) {
+        // No owner recorded (see the module docs): the first writer becomes it.
+        writers.insert(GraphWriter {
+            identity: ctx.sender(),
+            owner: true,
+        });
+        return Ok(());
+    }
+    match writers.identity().find(ctx.sender()) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "identity {} may not change this graph: only its owner and the writers the owner \
+             grants (reducer grant_writer) may",
+            ctx.sender()
+        )),
+    }
+}
+
+fn check_owner(ctx: &ReducerContext, what: &str) -> Result<(), String> {
+    match ctx.db.graph_writer().identity().find(ctx.sender()) {
+        Some(w) if w.owner => Ok(()),
+        _ => Err(format!(
+            "identity {} may not {what}: only the database's owner may",
+            ctx.sender()
+        )),
+    }
+}
+
+/// Lets `identity` change the graph (owner only). Granting a writer again changes nothing.
+#[reducer]
+pub fn grant_writer(ctx: &ReducerContext, identity: Identity) -> Result<(), String> {
+    check_owner(ctx, "grant writers")?;
+    if ctx.db.graph_writer().identity().find(identity).is_none() {
+        ctx.db.graph_writer().insert(GraphWriter {
+            identity,
+            owner: false,
+        });
+    }
+    Ok(())
+}
+
+/// Takes back `identity`'s right to change the graph (owner only; the owner's own cannot be).
+#[reducer]
+pub fn revoke_writer(ctx: &ReducerContext, identity: Identity) -> Result<(), String> {
+    check_owner(ctx, "revoke writers")?;
+    match ctx.db.graph_writer().identity().find(identity) {
+        Some(w) if w.owner => Err("the owner's right to write may not be revoked".to_string()),
+        Some(_) => {
+            ctx.db.graph_writer().identity().delete(identity);
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
