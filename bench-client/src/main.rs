@@ -280,6 +280,21 @@ fn main() -> anyhow::Result<()> {
         _ => Vec::new(),
     };
 
+    let snapshots = match &db {
+        Some(db) => db
+            .graph_info()?
+            .snapshots
+            .iter()
+            .map(|h| model::SnapshotMemory {
+                version: h.version,
+                edges: h.edges,
+                bytes: h.bytes,
+                instance_memory_bytes: h.instance_memory_bytes,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+
     let (propagation, throughput) = match &db {
         Some(db) => live_workloads(&args, db)?,
         None => (Vec::new(), Vec::new()),
@@ -294,6 +309,7 @@ fn main() -> anyhow::Result<()> {
         propagation,
         throughput,
         under_writes,
+        snapshots,
     };
     println!(
         "\n{}\n{}",

@@ -175,6 +175,13 @@ fn small_benchmark_runs_verified_and_reports() {
         assert!(w["writer"]["count"].as_u64().unwrap() > 10, "{w}");
         assert!(w["changes_per_second"].as_f64().unwrap() > 0.0, "{w}");
     }
+    // The snapshot the full BFS built, with its size measured by the instance's allocator.
+    let snapshots = report["snapshots"].as_array().unwrap();
+    assert!(!snapshots.is_empty(), "{report}");
+    for m in snapshots {
+        let per_edge = m["bytes"].as_f64().unwrap() / m["edges"].as_f64().unwrap();
+        assert!((4.0..200.0).contains(&per_edge), "{m}");
+    }
     assert!(
         under_writes[2]["from_snapshot"].as_u64().unwrap() > 0
             && under_writes[2]["changes_applied"]["max"].as_f64().unwrap() > 0.0,

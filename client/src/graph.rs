@@ -19,7 +19,8 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use crate::module_bindings::{
-    BfsResult, GraphError, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus, QueryStats,
+    BfsResult, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus,
+    QueryStats, SnapshotHolder,
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
 pub use graph_traverse::Direction;
@@ -546,6 +547,12 @@ impl GraphDb {
 
     /// The graph's counts and version.
     pub fn info(&self) -> Result<GraphMeta, ClientError> {
+        Ok(self.graph_info()?.meta)
+    }
+
+    /// The graph's counts and version, and the in-memory snapshots the module's instances hold
+    /// (their versions and measured sizes).
+    pub fn graph_info(&self) -> Result<GraphInfo, ClientError> {
         use mb::graph_info_procedure::{GraphInfoArgs, graph_info};
         let answer = self.procedure("graph_info", GraphInfoArgs {}, |conn, _, reply| {
             conn.procedures

@@ -12,6 +12,7 @@ mod access;
 mod baseline;
 mod changelog;
 mod load;
+mod memory;
 mod pin;
 mod procedures;
 mod schema;

@@ -30,10 +30,14 @@ pub(crate) fn id_bound(meta: &GraphMeta) -> Option<u64> {
     (bound <= meta.vertices.saturating_mul(8).saturating_add(4096)).then_some(bound)
 }
 
-/// The graph's counts and version.
+/// The graph's counts and version, and the snapshots the module's instances hold.
 #[procedure]
-pub fn graph_info(ctx: &mut ProcedureContext) -> GraphMeta {
-    ctx.with_tx(|tx| meta(&tx.db))
+pub fn graph_info(ctx: &mut ProcedureContext) -> GraphInfo {
+    ctx.with_tx(|tx| GraphInfo {
+        meta: meta(&tx.db),
+        snapshots: snapshot::holders(&tx.db, tx.timestamp),
+        max_snapshots: snapshot::MAX_SNAPSHOTS,
+    })
 }
 
 /// Number of distinct neighbors of `vertex` in `direction` (`out`, `in` or `both`). One
@@ -241,13 +245,14 @@ fn in_snapshot<'s, S: Search<SnapshotSource<'s>>>(
 }
 
 /// The stats of an answer from `snap`, which is kept for later queries.
-fn snapshot_stats(runner: TxRunner, work: Work, snap: Snapshot) -> QueryStats {
+fn snapshot_stats(mut runner: TxRunner, work: Work, snap: Snapshot) -> QueryStats {
+    let version = snap.version;
+    snapshot::keep(&mut runner, snap);
     let mut stats = runner.finish();
     stats.add_work(work);
     stats.from_snapshot = true;
-    stats.version = snap.version;
+    stats.version = version;
     stats.pinned = true;
-    snapshot::keep(snap);
     stats
 }
 

@@ -2,9 +2,10 @@
 //! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
 //! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
 //! snapshots and multi-transaction traversals follow the writes (see `changelog`); so is
-//! `graph_writer`, who may write (see `access`).
+//! `graph_writer`, who may write (see `access`), and `snapshot_holder`, which instances hold a
+//! snapshot and how large it is.
 
-use spacetimedb::{Identity, ReducerContext, SpacetimeType, Table, table};
+use spacetimedb::{Identity, ReducerContext, SpacetimeType, Table, Timestamp, table};
 
 /// A vertex and its degrees, kept exact by every write so that the bidirectional search can
 /// weigh a frontier (sum of degrees) with one primary-key lookup per vertex.
@@ -123,3 +124,21 @@ pub struct GraphWriter {
     pub owner: bool,
 }
 
+/// A module instance that holds an in-memory snapshot of the graph (see `snapshot`), as it last
+/// reported: the engine runs procedures on a pool of instances, each with its own memory.
+#[table(accessor = snapshot_holder)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotHolder {
+    /// A random id the instance drew when it first reported.
+    #[primary_key]
+    pub instance: u64,
+    /// The graph version the snapshot is at, and its arcs.
+    pub version: u64,
+    pub edges: u64,
+    /// Heap bytes the snapshot holds, measured by the instance's allocator (what its build and
+    /// its updates allocated and did not free).
+    pub bytes: u64,
+    /// The instance's whole linear memory, bytes.
+    pub instance_memory_bytes: u64,
+    pub updated: Timestamp,
+}

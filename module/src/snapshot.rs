@@ -17,15 +17,20 @@
 //! same at every version read, so the result is exactly the graph at the version caught up to.
 //!
 //! The engine runs procedures on a small pool of module instances, each with its own memory, so
-//! each instance that runs a large BFS builds and holds its own snapshot.
+//! each instance that runs a large BFS builds and holds its own snapshot. Each reports its
+//! snapshot's version and size, measured by its allocator, in the `snapshot_holder` table (which
+//! `graph_info` returns), and at most [`MAX_SNAPSHOTS`] instances hold one at a time: an instance
+//! that would be one too many keeps its BFS on the indexes.
 
 use crate::changelog;
-use crate::schema::{GraphMeta, edge, meta, vertex};
+use crate::memory;
+use crate::schema::{GraphMeta, SnapshotHolder, edge, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use graph_traverse::{
     AdjacencyBuilder, AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource, Progress,
 };
-use std::cell::RefCell;
+use spacetimedb::{Local, Table};
+use std::cell::{Cell, RefCell};
 
 /// A BFS switches to a snapshot once it has read more arcs than the graph's edges divided by
 /// this: reading the rest through the indexes would then cost more than reading everything in
@@ -38,15 +43,32 @@ const MAX_SNAPSHOT_EDGES: u64 = 150_000_000;
 const CATCH_UP_ROWS: u64 = 20_000;
 /// A snapshot is compacted once its rewritten rows hold this share of its compressed rows.
 const COMPACT_SHARE: f64 = 0.25;
+/// Most instances that may hold a snapshot at once: each costs a copy of the graph.
+pub const MAX_SNAPSHOTS: u32 = 2;
+/// A holder row not updated for this long is taken to be from an instance that is gone.
+const HOLDER_EXPIRY_US: i64 = 15 * 60 * 1_000_000;
 
 /// The whole graph at one version.
 pub struct Snapshot {
     pub version: u64,
     pub graph: AdjacencyGraph,
+    /// Heap bytes it holds, as the allocator counted them while it was built and updated.
+    pub bytes: u64,
 }
 
 thread_local! {
     static CURRENT: RefCell<Option<Snapshot>> = const { RefCell::new(None) };
+    /// This instance's id in `snapshot_holder` (0 until drawn), and the (version, bytes) it
+    /// last reported there (`None`: no row).
+    static INSTANCE: Cell<u64> = const { Cell::new(0) };
+    static REPORTED: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+}
+
+fn instance(runner: &TxRunner) -> u64 {
+    if INSTANCE.get() == 0 {
+        INSTANCE.set(runner.random_u64().max(1));
+    }
+    INSTANCE.get()
 }
 
 /// Takes this instance's snapshot, to bring it up to date and use it; [`keep`] puts it back.
@@ -54,9 +76,52 @@ pub fn take() -> Option<Snapshot> {
     CURRENT.take()
 }
 
-/// Keeps `snapshot` as this instance's snapshot for later queries.
-pub fn keep(snapshot: Snapshot) {
+/// Keeps `snapshot` as this instance's snapshot for later queries, and reports it in
+/// `snapshot_holder` if its version or size changed since the last report.
+pub fn keep(runner: &mut TxRunner, snapshot: Snapshot) {
+    let now = Some((snapshot.version, snapshot.bytes));
+    if REPORTED.get() != now {
+        let me = instance(runner);
+        let row = SnapshotHolder {
+            instance: me,
+            version: snapshot.version,
+            edges: snapshot.graph.arc_count() as u64,
+            bytes: snapshot.bytes,
+            instance_memory_bytes: memory::linear_memory_bytes(),
+            updated: spacetimedb::Timestamp::UNIX_EPOCH,
+        };
+        runner.run(|tx| {
+            let row = SnapshotHolder {
+                updated: tx.timestamp,
+                ..row
+            };
+            let holders = tx.db.snapshot_holder();
+            if holders.instance().find(me).is_some() {
+                holders.instance().update(row);
+            } else {
+                holders.insert(row);
+            }
+        });
+        REPORTED.set(now);
+    }
     CURRENT.set(Some(snapshot));
+}
+
+/// Removes this instance's `snapshot_holder` row after its snapshot was dropped.
+fn forget(runner: &mut TxRunner) {
+    if REPORTED.take().is_some() {
+        let me = instance(runner);
+        runner.run(|tx| tx.db.snapshot_holder().instance().delete(me));
+    }
+}
+
+/// The holders that reported within the last 15 minutes.
+pub fn holders(db: &Local, now: spacetimedb::Timestamp) -> Vec<SnapshotHolder> {
+    let now = now.to_micros_since_unix_epoch();
+    db.snapshot_holder()
+        .iter()
+        .filter(|h| now - h.updated.to_micros_since_unix_epoch() < HOLDER_EXPIRY_US)
+        .collect()
 }
 
 /// Whether a traversal that has read `arcs_scanned` arcs of the graph described by `meta`
@@ -100,7 +165,9 @@ pub fn start(runner: &mut TxRunner, endpoints: &[u64], mut snapshot: Option<Snap
         match pending {
             None => {
                 if caught_up && let Some(s) = snapshot.as_mut() {
+                    let before = memory::heap_bytes();
                     compact(runner, &mut s.graph);
+                    s.bytes = (s.bytes + memory::heap_bytes()).saturating_sub(before);
                     runner.stats.catch_up_us += (runner.now_us() - started).max(0) as u64;
                 }
                 return Start {
@@ -116,11 +183,14 @@ pub fn start(runner: &mut TxRunner, endpoints: &[u64], mut snapshot: Option<Snap
                     meta.version
                 );
                 snapshot = None;
+                forget(runner);
             }
             Some(Some((to, changes))) => {
                 let s = snapshot.as_mut().expect("only a snapshot is caught up");
                 let rows = changes.len() as u64;
+                let before = memory::heap_bytes();
                 runner.compute(|| s.graph.apply(changes));
+                s.bytes = (s.bytes + memory::heap_bytes()).saturating_sub(before);
                 s.version = to;
                 runner.stats.changes_applied += rows;
                 caught_up = true;
@@ -155,10 +225,23 @@ fn compact(runner: &mut TxRunner, graph: &mut AdjacencyGraph) {
 
 /// Reads every edge of the graph in index order, in transactions of about `tx_budget` rows
 /// (0: paced), starting at version `meta.version`; the windows may commit at later versions,
-/// so the result must be brought up to date by [`start`] before it is used. `None` if the scan
-/// was refused (which is logged).
+/// so the result must be brought up to date by [`start`] before it is used. `None` if
+/// [`MAX_SNAPSHOTS`] other instances hold one, or if the scan was refused (both logged).
 pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<Snapshot> {
     CURRENT.set(None); // Free the old one before building the next.
+    let me = instance(runner);
+    let others = runner.run(|tx| {
+        let holders = holders(&tx.db, tx.timestamp);
+        holders.iter().filter(|h| h.instance != me).count() as u32
+    });
+    if others >= MAX_SNAPSHOTS {
+        log::info!(
+            "no snapshot built: {others} other instances hold one (at most {MAX_SNAPSHOTS})"
+        );
+        forget(runner);
+        return None;
+    }
+    let before = memory::heap_bytes();
     let builder = RefCell::new(AdjacencyBuilder::with_capacity(
         meta.vertices as usize,
         meta.edges as usize,
@@ -188,6 +271,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
             Ok(rows) => rows,
             Err(error) => {
                 log::warn!("snapshot abandoned: the edge scan gave {error:?}");
+                forget(runner);
                 return None;
             }
         };
@@ -213,9 +297,11 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         }
         budget.observe(budget.units(), took_us);
     }
+    let graph = builder.into_graph();
     Some(Snapshot {
         version: meta.version,
-        graph: builder.into_graph(),
+        graph,
+        bytes: memory::heap_bytes().saturating_sub(before),
     })
 }
 

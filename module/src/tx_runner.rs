@@ -181,6 +181,11 @@ impl<'c> TxRunner<'c> {
         stats
     }
 
+    /// A random number from the engine's generator.
+    pub fn random_u64(&self) -> u64 {
+        self.ctx.random()
+    }
+
     /// The engine's clock, µs since the Unix epoch.
     pub fn now_us(&mut self) -> i64 {
         now_us(self.ctx)

@@ -1,5 +1,6 @@
 //! Typed arguments and results of the procedures (SATS types: JSON on HTTP, BSATN on the SDK).
 
+use crate::schema::{GraphMeta, SnapshotHolder};
 use graph_traverse::{Direction, Work};
 use spacetimedb::SpacetimeType;
 
@@ -132,4 +133,14 @@ pub struct PathResult {
     /// A shortest path, source first and target last; empty unless `status` is `Found`.
     pub path: Vec<u64>,
     pub stats: QueryStats,
+}
+
+/// The graph's counts and version, and the in-memory snapshots the module's instances hold.
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub struct GraphInfo {
+    pub meta: GraphMeta,
+    /// One per instance holding a snapshot (rows not updated for 15 minutes are not listed).
+    pub snapshots: Vec<SnapshotHolder>,
+    /// Most instances that may hold a snapshot at once.
+    pub max_snapshots: u32,
 }

@@ -291,6 +291,23 @@ fn snapshot_answers_agree_with_the_reference() {
     );
     check_stats(&full.stats, "full bfs");
     let version = db.info().unwrap().version;
+    // The instance that built it reports its version and its size, measured by its allocator:
+    // a compressed row per direction (4 bytes an arc each) and the id index, so a few dozen
+    // bytes an edge on a graph this small.
+    let info = db.graph_info().unwrap();
+    assert_eq!(info.max_snapshots, 2);
+    let holder = info
+        .snapshots
+        .iter()
+        .find(|h| h.version == version)
+        .unwrap_or_else(|| panic!("no holder of version {version}: {info:?}"));
+    assert_eq!(holder.edges, info.meta.edges);
+    let per_edge = holder.bytes as f64 / holder.edges as f64;
+    assert!(
+        (8.0..100.0).contains(&per_edge),
+        "{per_edge} bytes/edge: {holder:?}"
+    );
+    assert!(holder.instance_memory_bytes > holder.bytes, "{holder:?}");
 
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     for &v in &reference.sample_vertices(15, 8) {

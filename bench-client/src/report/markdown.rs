@@ -126,6 +126,22 @@ pub fn table(report: &Report) -> String {
             );
         }
     }
+    if !report.snapshots.is_empty() {
+        t.push_str("\n| in-memory snapshot (at the end of the run) | version | edges | heap bytes (allocator) | bytes per edge | instance memory |\n");
+        t.push_str("|---|---:|---:|---:|---:|---:|\n");
+        for (i, m) in report.snapshots.iter().enumerate() {
+            let _ = writeln!(
+                t,
+                "| instance {} | {} | {} | {:.1} MiB | {:.1} | {:.1} MiB |",
+                i + 1,
+                m.version,
+                m.edges,
+                m.bytes as f64 / 1048576.0,
+                m.bytes as f64 / m.edges.max(1) as f64,
+                m.instance_memory_bytes as f64 / 1048576.0
+            );
+        }
+    }
     if !report.under_writes.is_empty() {
         t.push_str("\n| traversal while writing | edges/s aimed (achieved) | traversals | p50 | p99 | from snapshot | one version | changes applied p50 | catch-up p50 (p99) | writer p50 | writer p99 | writer max |\n");
         t.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

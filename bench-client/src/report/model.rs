@@ -88,6 +88,9 @@ pub struct Report {
     /// Traversals while a writer changes the graph at fixed rates.
     #[serde(default)]
     pub under_writes: Vec<UnderWrites>,
+    /// The in-memory snapshots the module's instances held at the end of the run.
+    #[serde(default)]
+    pub snapshots: Vec<SnapshotMemory>,
 }
 
 /// A report as this version or an older one stored it. Older reports kept SpacetimeDB's load
@@ -113,6 +116,8 @@ struct StoredReport {
     throughput: Vec<Throughput>,
     #[serde(default)]
     under_writes: Vec<UnderWrites>,
+    #[serde(default)]
+    snapshots: Vec<SnapshotMemory>,
 }
 
 impl From<StoredReport> for Report {
@@ -135,6 +140,7 @@ impl From<StoredReport> for Report {
             propagation: stored.propagation,
             throughput: stored.throughput,
             under_writes: stored.under_writes,
+            snapshots: stored.snapshots,
         }
     }
 }
@@ -280,6 +286,16 @@ pub struct Contention {
     pub traversals: usize,
 }
 
+/// A module instance's in-memory snapshot, as `graph_info` reported it: sizes measured by the
+/// instance's allocator.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SnapshotMemory {
+    pub version: u64,
+    pub edges: u64,
+    pub bytes: u64,
+    pub instance_memory_bytes: u64,
+}
+
 /// A traversal in a loop while a writer on another connection adds and removes edges at `rate`
 /// per second (see `under_writes`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -393,6 +409,7 @@ pub mod fixtures {
             propagation: Vec::new(),
             throughput: Vec::new(),
             under_writes: Vec::new(),
+            snapshots: Vec::new(),
         }
     }
 }

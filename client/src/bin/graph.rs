@@ -455,17 +455,44 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{identity} may no longer change the graph");
         }
         Command::Stats => {
-            let info = db.info()?;
+            let full = db.graph_info()?;
+            let info = full.meta;
+            let snapshots: Vec<_> = full
+                .snapshots
+                .iter()
+                .map(|h| {
+                    json!({
+                        "instance": format!("{:016x}", h.instance),
+                        "version": h.version,
+                        "edges": h.edges,
+                        "bytes": h.bytes,
+                        "bytes_per_edge": h.bytes as f64 / h.edges.max(1) as f64,
+                        "instance_memory_bytes": h.instance_memory_bytes,
+                    })
+                })
+                .collect();
             if g.json {
                 println!(
                     "{}",
-                    json!({"vertices": info.vertices, "edges": info.edges, "version": info.version})
+                    json!({"vertices": info.vertices, "edges": info.edges, "version": info.version,
+                           "snapshots": snapshots, "max_snapshots": full.max_snapshots})
                 );
             } else {
                 println!(
                     "{} vertices, {} edges, version {}",
                     info.vertices, info.edges, info.version
                 );
+                for h in &full.snapshots {
+                    println!(
+                        "snapshot in instance {:016x}: version {}, {} edges, {:.1} MiB ({:.1} bytes per edge, measured); instance memory {:.1} MiB",
+                        h.instance,
+                        h.version,
+                        h.edges,
+                        h.bytes as f64 / 1048576.0,
+                        h.bytes as f64 / h.edges.max(1) as f64,
+                        h.instance_memory_bytes as f64 / 1048576.0
+                    );
+                }
             }
         }
     }

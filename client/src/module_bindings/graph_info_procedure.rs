@@ -4,7 +4,7 @@
 // Bindings for spacetimedb-sdk 2.14, in the shape `spacetime generate --lang rust` gives them.
 
 #![allow(unused, clippy::all)]
-use super::graph_meta_type::GraphMeta;
+use super::graph_info_type::GraphInfo;
 use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 
 #[derive(__lib::ser::Serialize, __lib::de::Deserialize, Clone, PartialEq, Debug)]
@@ -28,7 +28,7 @@ pub trait graph_info {
     fn graph_info_then(
         &self,
 
-        __callback: impl FnOnce(&super::ProcedureEventContext, Result<GraphMeta, __sdk::InternalError>)
+        __callback: impl FnOnce(&super::ProcedureEventContext, Result<GraphInfo, __sdk::InternalError>)
         + Send
         + 'static,
     );
@@ -38,11 +38,11 @@ impl graph_info for super::RemoteProcedures {
     fn graph_info_then(
         &self,
 
-        __callback: impl FnOnce(&super::ProcedureEventContext, Result<GraphMeta, __sdk::InternalError>)
+        __callback: impl FnOnce(&super::ProcedureEventContext, Result<GraphInfo, __sdk::InternalError>)
         + Send
         + 'static,
     ) {
-        self.imp.invoke_procedure_with_callback::<_, GraphMeta>(
+        self.imp.invoke_procedure_with_callback::<_, GraphInfo>(
             "graph_info",
             GraphInfoArgs {},
             __callback,
