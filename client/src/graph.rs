@@ -19,8 +19,8 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use crate::module_bindings::{
-    BfsResult, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus,
-    QueryStats, SnapshotHolder,
+    BfsResult, CheckReport, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult,
+    PathStatus, QueryStats, SnapshotHolder,
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
 pub use graph_traverse::Direction;
@@ -517,6 +517,17 @@ impl GraphDb {
             others_wrote: after.version - before.version > calls,
             graph: after,
         })
+    }
+
+    /// Recomputes every vertex's degrees and the graph's counts from the tables and reports
+    /// where the stored ones differ (one transaction over both tables: a maintenance command).
+    pub fn check(&self) -> Result<CheckReport, ClientError> {
+        use mb::check_procedure::{CheckArgs, check};
+        let answer = self.procedure("check", CheckArgs {}, |conn, _, reply| {
+            conn.procedures
+                .check_then(move |_, r| reply(r.map_err(|e| e.to_string())))
+        })?;
+        Ok(answer.value)
     }
 
     /// Calls the module's empty procedure or reducer: the round-trip floor. Returns the

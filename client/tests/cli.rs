@@ -391,4 +391,11 @@ fn only_the_owner_and_granted_identities_write() {
     assert_eq!(owner.json(&["stats"])["edges"], 1);
     let err = owner.fails(&["grant", "not-hex"]);
     assert!(err.contains("is not an identity"), "{err}");
+    // Anyone may check the bookkeeping; it is consistent.
+    let report = stranger.json(&["check"]);
+    assert_eq!(
+        (&report["problems"], &report["edges"]),
+        (&0.into(), &1.into()),
+        "{report}"
+    );
 }

@@ -11,6 +11,7 @@
 mod access;
 mod baseline;
 mod changelog;
+mod check;
 mod load;
 mod memory;
 mod pin;
@@ -21,5 +22,6 @@ mod source;
 mod tx_runner;
 mod types;
 
+pub use check::CheckReport;
 pub use schema::*;
 pub use types::*;
