@@ -19,8 +19,8 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use crate::module_bindings::{
-    BfsResult, CheckReport, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult,
-    PathStatus, QueryStats, SnapshotHolder,
+    BfsResult, CheckReport, DfsResult, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors,
+    PathResult, PathStatus, QueryStats, SnapshotHolder,
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
 pub use graph_traverse::Direction;
@@ -644,6 +644,38 @@ impl GraphDb {
         };
         self.query("bfs", args, |conn, a, reply| {
             conn.procedures.bfs_then(
+                a.start,
+                a.direction,
+                a.max_depth,
+                a.vertex_limit,
+                a.tx_budget,
+                a.yield_every_us,
+                answer(reply),
+            )
+        })
+    }
+
+    /// Depth-first search from `start` (neighbors in ascending id order): the visited count,
+    /// the deepest discovery and the first `vertex_limit` vertices in preorder.
+    pub fn dfs(
+        &self,
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+        vertex_limit: u32,
+        tx: TxOptions,
+    ) -> Result<Answer<DfsResult>, ClientError> {
+        use mb::dfs_procedure::{DfsArgs, dfs};
+        let args = DfsArgs {
+            start,
+            direction: dir.as_str().into(),
+            max_depth,
+            vertex_limit,
+            tx_budget: tx.tx_budget,
+            yield_every_us: tx.yield_every_us,
+        };
+        self.query("dfs", args, |conn, a, reply| {
+            conn.procedures.dfs_then(
                 a.start,
                 a.direction,
                 a.max_depth,

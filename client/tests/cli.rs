@@ -391,6 +391,13 @@ fn only_the_owner_and_granted_identities_write() {
     assert_eq!(owner.json(&["stats"])["edges"], 1);
     let err = owner.fails(&["grant", "not-hex"]);
     assert!(err.contains("is not an identity"), "{err}");
+    let dfs = stranger.json(&["dfs", "1", "--dir", "both"]);
+    assert_eq!(
+        (&dfs["visited"], &dfs["deepest"]),
+        (&2.into(), &1.into()),
+        "{dfs}"
+    );
+    assert_eq!(dfs["vertices"], serde_json::json!([1, 2]));
     // Anyone may check the bookkeeping; it is consistent.
     let report = stranger.json(&["check"]);
     assert_eq!(

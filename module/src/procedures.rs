@@ -9,8 +9,8 @@ use crate::source::IndexSource;
 use crate::tx_runner::{Budget, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
 use graph_traverse::{
-    Bfs, BfsOutcome, BfsQuery, Direction, DirectionOptimizingBfs, NeighborSource, PathOutcome,
-    PathQuery, Progress, Search, ShortestPath, Work,
+    Bfs, BfsOutcome, BfsQuery, Dfs, DfsOutcome, DfsQuery, Direction, DirectionOptimizingBfs,
+    NeighborSource, PathOutcome, PathQuery, Progress, Search, ShortestPath, Work,
 };
 use spacetimedb::{ProcedureContext, procedure};
 use std::cell::RefCell;
@@ -269,6 +269,69 @@ pub(crate) fn bfs_result(
             start,
             visited: levels.iter().sum(),
             levels,
+            vertices,
+            stats,
+        }),
+    }
+}
+
+/// Depth-first search from `start`: neighbors tried in ascending id order, each vertex entered
+/// once (with `max_depth`, vertices beyond it are not entered, and a vertex reached again by a
+/// shorter way is entered again so that every vertex within `max_depth` hops is found). Returns
+/// the visited count, the deepest discovery and the first `vertex_limit` vertices in preorder.
+/// Budget and yield arguments as for `bfs`. Runs on this instance's snapshot, brought up to
+/// date, if it has one (it never builds one), otherwise through the indexes, pinned to the
+/// version it started on.
+#[procedure]
+pub fn dfs(
+    ctx: &mut ProcedureContext,
+    start: u64,
+    direction: String,
+    max_depth: Option<u32>,
+    vertex_limit: u32,
+    tx_budget: u32,
+    yield_every_us: u32,
+) -> Result<DfsResult, GraphError> {
+    let dir = parse_direction(&direction)?;
+    let max_depth = check_depth(max_depth)?;
+    if vertex_limit > MAX_VERTEX_LIMIT {
+        return Err(GraphError::InvalidArgument(format!(
+            "vertex_limit {vertex_limit} exceeds {MAX_VERTEX_LIMIT}"
+        )));
+    }
+    let query = DfsQuery {
+        start,
+        dir,
+        max_depth,
+        collect_limit: vertex_limit as usize,
+    };
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
+    let begin = snapshot::start(&mut runner, &[start], snapshot::take());
+    let bound = id_bound(&begin.meta);
+    if let Some(snap) = begin.snapshot {
+        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, |_| {
+            Dfs::new(query, bound)
+        });
+        return dfs_result(start, outcome, snapshot_stats(runner, work, snap));
+    }
+    let pin = RefCell::new(Pin::new(begin.meta.version));
+    let search = RefCell::new(Dfs::new(query, bound));
+    through_indexes(&mut runner, tx_budget, &search, &pin, |_| false);
+    let (outcome, work) = search.into_inner().into_outcome();
+    dfs_result(start, outcome, index_stats(runner, work, &pin))
+}
+
+fn dfs_result(start: u64, outcome: DfsOutcome, stats: QueryStats) -> Result<DfsResult, GraphError> {
+    match outcome {
+        DfsOutcome::UnknownStart => Err(GraphError::UnknownVertex(start)),
+        DfsOutcome::Visited {
+            visited,
+            vertices,
+            deepest,
+        } => Ok(DfsResult {
+            start,
+            visited,
+            deepest,
             vertices,
             stats,
         }),

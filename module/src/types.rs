@@ -116,6 +116,19 @@ pub struct BfsResult {
     pub stats: QueryStats,
 }
 
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub struct DfsResult {
+    pub start: u64,
+    /// Vertices reached, the start included.
+    pub visited: u64,
+    /// The most hops from the start at which a vertex was first discovered.
+    pub deepest: u32,
+    /// The first `vertex_limit` vertices reached, in preorder (neighbors tried in ascending id
+    /// order).
+    pub vertices: Vec<u64>,
+    pub stats: QueryStats,
+}
+
 #[derive(SpacetimeType, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathStatus {
     Found,

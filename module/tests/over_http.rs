@@ -322,6 +322,14 @@ fn snapshot_answers_agree_with_the_reference() {
             );
             assert_eq!(bfs.vertices.len(), bfs.visited.min(5) as usize, "{ctx}");
             assert!(bfs.stats.from_snapshot, "{ctx}: {:?}", bfs.stats);
+            let dfs = db.dfs(v, dir, max_depth, 100_000, tx).unwrap().value;
+            let want = reference.dfs(v, dir, max_depth).unwrap();
+            assert_eq!(
+                (dfs.vertices, dfs.deepest),
+                (want.preorder, want.deepest),
+                "dfs: {ctx}"
+            );
+            assert!(dfs.stats.from_snapshot, "{ctx}: {:?}", dfs.stats);
             assert_eq!(
                 (bfs.stats.version_start, bfs.stats.version_end),
                 (version, version)

@@ -80,6 +80,7 @@ timeless!(
     graph_client::graph::NeighborCount,
     graph_client::graph::Neighbors,
     graph_client::graph::BfsResult,
+    graph_client::graph::DfsResult,
     graph_client::graph::PathResult
 );
 
@@ -156,7 +157,15 @@ fn every_procedure_answers_the_same_over_websocket_and_http() {
                 assert_eq!(bfs.as_ref().ok().map(|b| &b.levels), want.as_ref(), "{ctx}");
                 let stage1 = both(&ws, &http, &ctx, |db| db.bfs_stage1(v, dir, depth));
                 assert_eq!(stage1.ok().map(|b| b.levels), want, "{ctx}");
-                calls += 5;
+                // DFS: the whole preorder (limit above any graph here) and the deepest hop.
+                let dfs = both(&ws, &http, &ctx, |db| db.dfs(v, dir, depth, 10_000, tx));
+                let want = reference.dfs(v, dir, depth);
+                assert_eq!(
+                    dfs.ok().map(|d| (d.vertices, d.deepest, d.visited)),
+                    want.map(|t| (t.preorder.clone(), t.deepest, t.preorder.len() as u64)),
+                    "{ctx}: dfs"
+                );
+                calls += 6;
             }
         }
         let targets = reference.sample_vertices(4, seed + 1);

@@ -43,6 +43,13 @@ enum Asked {
         path: Vec<u64>,
         stats: QueryStats,
     },
+    Dfs {
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+        preorder: Vec<u64>,
+        stats: QueryStats,
+    },
 }
 
 fn random_graph(rng: &mut ChaCha8Rng) -> (Edges, Vec<u64>) {
@@ -181,6 +188,16 @@ fn answers_are_exact_for_the_version_they_name() {
                         path: p.path,
                         stats: p.stats,
                     });
+                } else if round % 3 == 1 {
+                    let max_depth = [None, Some(1), Some(2)][rng.gen_range(0..3)];
+                    let d = db.dfs(v, dir, max_depth, 100_000, tx).unwrap().value;
+                    asked.push(Asked::Dfs {
+                        start: v,
+                        dir,
+                        max_depth,
+                        preorder: d.vertices,
+                        stats: d.stats,
+                    });
                 } else {
                     // Without a snapshot, shallow searches: they stay on the indexes.
                     let max_depth = if with_snapshot && (round == 0 || rng.gen_bool(0.5)) {
@@ -207,7 +224,9 @@ fn answers_are_exact_for_the_version_they_name() {
         let mut references: HashMap<u64, ReferenceGraph> = HashMap::new();
         for a in asked {
             let stats = match &a {
-                Asked::Bfs { stats, .. } | Asked::Path { stats, .. } => stats.clone(),
+                Asked::Bfs { stats, .. } | Asked::Path { stats, .. } | Asked::Dfs { stats, .. } => {
+                    stats.clone()
+                }
             };
             assert!(
                 stats.pinned,
@@ -240,6 +259,22 @@ fn answers_are_exact_for_the_version_they_name() {
                         levels,
                         expected_levels(g, start, dir, max_depth),
                         "seed {seed}: bfs({start}, {dir}, {max_depth:?}) at {stats:?}"
+                    );
+                }
+                Asked::Dfs {
+                    start,
+                    dir,
+                    max_depth,
+                    preorder,
+                    stats,
+                } => {
+                    // A vertex without arcs is unknown to the reference: it reaches only itself.
+                    let want = g
+                        .dfs(start, dir, max_depth)
+                        .map_or(vec![start], |t| t.preorder);
+                    assert_eq!(
+                        preorder, want,
+                        "seed {seed}: dfs({start}, {dir}, {max_depth:?}) at {stats:?}"
                     );
                 }
                 Asked::Path {

@@ -89,6 +89,17 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
+    /// Depth-first search from V (neighbors in ascending id order), listing vertices in preorder.
+    Dfs {
+        v: u64,
+        #[arg(long, default_value = "out")]
+        dir: Direction,
+        #[arg(long)]
+        depth: Option<u32>,
+        /// How many visited vertices to list.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
     /// A shortest path from A to B.
     Path {
         a: u64,
@@ -414,6 +425,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
                 println!("first {}: {}", r.vertices.len(), list.join(" "));
+                stats(&r.stats);
+            }
+        }
+        Command::Dfs {
+            v,
+            dir,
+            depth,
+            limit,
+        } => {
+            let r = db.dfs(v, dir, depth, limit, TxOptions::default())?.value;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"start": v, "visited": r.visited, "deepest": r.deepest, "vertices": r.vertices, "stats": to_sats_json(&r.stats)})
+                );
+            } else {
+                println!(
+                    "visited {} vertices from {v} ({dir}), the deepest {} hops away",
+                    r.visited, r.deepest
+                );
+                let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
+                println!("first {} in preorder: {}", r.vertices.len(), list.join(" "));
                 stats(&r.stats);
             }
         }
