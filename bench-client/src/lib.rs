@@ -6,6 +6,7 @@ pub mod datasets;
 pub mod live;
 pub mod load;
 pub mod measure;
+pub mod mixed;
 pub mod report;
 pub mod system;
 pub mod systems;

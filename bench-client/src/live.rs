@@ -62,7 +62,7 @@ pub enum Keys {
 }
 
 impl Keys {
-    fn name(self) -> String {
+    pub fn name(self) -> String {
         match self {
             Keys::Uniform => "uniform".into(),
             Keys::Zipf(s) => format!("zipf s={s}"),
@@ -71,10 +71,10 @@ impl Keys {
 }
 
 /// Inverse-CDF sampling of a Zipf distribution over `0..n`.
-struct Zipf(Vec<f64>);
+pub struct Zipf(Vec<f64>);
 
 impl Zipf {
-    fn new(n: usize, s: f64) -> Self {
+    pub fn new(n: usize, s: f64) -> Self {
         let mut cdf: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
         let mut sum = 0.0;
         for w in &mut cdf {
@@ -85,7 +85,7 @@ impl Zipf {
         Zipf(cdf)
     }
 
-    fn sample(&self, rng: &mut impl Rng) -> usize {
+    pub fn sample(&self, rng: &mut impl Rng) -> usize {
         let u: f64 = rng.r#gen();
         self.0.partition_point(|&c| c < u).min(self.0.len() - 1)
     }

@@ -17,7 +17,7 @@ use graph_bench::systems::postgres::Postgres;
 use graph_bench::systems::stdb::{self, SpacetimeDb};
 use graph_bench::verify::verify;
 use graph_bench::workloads::Workload;
-use graph_bench::{contention, under_writes};
+use graph_bench::{contention, mixed, under_writes};
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_client::server::Server;
@@ -102,6 +102,22 @@ struct Args {
     /// Seconds each traversal runs at each of --write-rates (0: skip that workload).
     #[arg(long, default_value_t = 5.0)]
     under_writes_secs: f64,
+    /// Seconds of the mixed workload (writers and readers at once), once with uniform and once
+    /// with Zipf-skewed write targets (0: skip it).
+    #[arg(long, default_value_t = 10.0)]
+    mixed_secs: f64,
+    /// Writer and reader connections of the mixed workload, and each writer's pause between
+    /// writes, ms.
+    #[arg(long, default_value_t = 2)]
+    mixed_writers: usize,
+    #[arg(long, default_value_t = 4)]
+    mixed_readers: usize,
+    #[arg(long, default_value_t = 1.0)]
+    mixed_write_delay_ms: f64,
+    /// The SpacetimeDB server's process id, to report its RSS during the mixed workload
+    /// (scripts/run passes the embedded host's).
+    #[arg(long)]
+    server_pid: Option<u32>,
     /// Single-edge inserts per contention phase (0: skip the contention workload).
     #[arg(long, default_value_t = 200)]
     writes: usize,
@@ -280,6 +296,34 @@ fn main() -> anyhow::Result<()> {
         _ => Vec::new(),
     };
 
+    let mixed = match &db {
+        Some(db) if args.mixed_secs > 0.0 && !vertices.is_empty() => {
+            let pairs = reference.sample_pairs(args.runs.max(10), Direction::Out, args.seed);
+            let first_id = db.info()?.max_vertex_id + 2_000_000_000;
+            let mut out = Vec::new();
+            for (i, keys) in [Keys::Uniform, Keys::Zipf(1.1)].into_iter().enumerate() {
+                let spec = mixed::MixedSpec {
+                    duration: Duration::from_secs_f64(args.mixed_secs),
+                    writers: args.mixed_writers,
+                    readers: args.mixed_readers,
+                    write_delay: Duration::from_secs_f64(args.mixed_write_delay_ms / 1e3),
+                    keys,
+                    first_id: first_id + i as u64 * 1_000_000_000,
+                    server_pid: args.server_pid,
+                    seed: args.seed,
+                };
+                let m = mixed::run(db, &reference, &vertices, &pairs, &spec)?;
+                println!(
+                    "mixed workload, {} keys: {} writes acknowledged and accounted for",
+                    m.keys, m.acked_writes
+                );
+                out.push(m);
+            }
+            out
+        }
+        _ => Vec::new(),
+    };
+
     let snapshots = match &db {
         Some(db) => db
             .graph_info()?
@@ -310,6 +354,7 @@ fn main() -> anyhow::Result<()> {
         throughput,
         under_writes,
         snapshots,
+        mixed,
     };
     println!(
         "\n{}\n{}",

@@ -111,6 +111,8 @@ fn small_benchmark_runs_verified_and_reports() {
             "100,1000",
             "--under-writes-secs",
             "1",
+            "--mixed-secs",
+            "1",
         ],
     );
     for system in ["stdb", "stdb-http", "stdb-stage1", "stdb-stage1-reducer"] {
@@ -175,6 +177,29 @@ fn small_benchmark_runs_verified_and_reports() {
         assert!(w["writer"]["count"].as_u64().unwrap() > 10, "{w}");
         assert!(w["changes_per_second"].as_f64().unwrap() > 0.0, "{w}");
     }
+    // The mixed workload, uniform and Zipf, every write accounted for (or the run fails).
+    let mixed = report["mixed"].as_array().unwrap();
+    assert_eq!(mixed.len(), 2, "{mixed:?}");
+    for m in mixed {
+        let ops: Vec<&str> = m["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                "BFS depth 2",
+                "add edge",
+                "list neighbors",
+                "remove edge",
+                "shortest path"
+            ],
+            "{m}"
+        );
+        assert!(m["acked_writes"].as_u64().unwrap() > 0, "{m}");
+    }
     // The snapshot the full BFS built, with its size measured by the instance's allocator.
     let snapshots = report["snapshots"].as_array().unwrap();
     assert!(!snapshots.is_empty(), "{report}");
@@ -223,6 +248,8 @@ fn peers_run_side_by_side_with_verified_answers() {
         "--throughput-inserts",
         "0",
         "--under-writes-secs",
+        "0",
+        "--mixed-secs",
         "0",
     ];
     run_bench(

@@ -162,6 +162,11 @@ impl TestHost {
         &self.url
     }
 
+    /// The running host's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(std::process::Child::id)
+    }
+
     /// A client without a token (each call mints a new identity, as on the official server).
     pub fn anonymous(&self) -> Server {
         Server::new(&self.url)

@@ -126,6 +126,38 @@ pub fn table(report: &Report) -> String {
             );
         }
     }
+    for m in &report.mixed {
+        let rss = match (m.rss_start, m.rss_end) {
+            (Some(a), Some(b)) => format!(
+                "; server RSS {:.0} → {:.0} MiB",
+                a as f64 / 1048576.0,
+                b as f64 / 1048576.0
+            ),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            t,
+            "\nMixed workload, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s, {} writes acknowledged and accounted for{rss}\n",
+            m.keys, m.writers, m.write_delay_ms, m.readers, m.seconds, m.acked_writes
+        );
+        t.push_str("| operation | count | min | mean | p50 | p99 | max | total | per s |\n");
+        t.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for o in &m.ops {
+            let _ = writeln!(
+                t,
+                "| {} | {} | {} | {} | {} | {} | {} | {:.1} s | {:.0} |",
+                o.op,
+                o.count,
+                fmt_us(o.min),
+                fmt_us(o.latency.mean),
+                fmt_us(o.latency.p50),
+                fmt_us(o.latency.p99),
+                fmt_us(o.latency.max),
+                o.total_s,
+                o.per_second
+            );
+        }
+    }
     if !report.snapshots.is_empty() {
         t.push_str("\n| in-memory snapshot (at the end of the run) | version | edges | heap bytes (allocator) | bytes per edge | instance memory |\n");
         t.push_str("|---|---:|---:|---:|---:|---:|\n");

@@ -91,6 +91,9 @@ pub struct Report {
     /// The in-memory snapshots the module's instances held at the end of the run.
     #[serde(default)]
     pub snapshots: Vec<SnapshotMemory>,
+    /// Concurrent writers and readers for a fixed time (agdb's social-network shape).
+    #[serde(default)]
+    pub mixed: Vec<Mixed>,
 }
 
 /// A report as this version or an older one stored it. Older reports kept SpacetimeDB's load
@@ -118,6 +121,8 @@ struct StoredReport {
     under_writes: Vec<UnderWrites>,
     #[serde(default)]
     snapshots: Vec<SnapshotMemory>,
+    #[serde(default)]
+    mixed: Vec<Mixed>,
 }
 
 impl From<StoredReport> for Report {
@@ -141,6 +146,7 @@ impl From<StoredReport> for Report {
             throughput: stored.throughput,
             under_writes: stored.under_writes,
             snapshots: stored.snapshots,
+            mixed: stored.mixed,
         }
     }
 }
@@ -286,6 +292,37 @@ pub struct Contention {
     pub traversals: usize,
 }
 
+/// A run of the mixed workload (see `mixed`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Mixed {
+    /// How writers draw the loaded vertices their edges point to.
+    pub keys: String,
+    pub seconds: f64,
+    pub writers: usize,
+    pub readers: usize,
+    pub write_delay_ms: f64,
+    pub ops: Vec<OpStats>,
+    /// Writes acknowledged (all accounted for at the end, or the run fails).
+    pub acked_writes: u64,
+    /// The server's RSS, bytes, at the start and end, and sampled during the run (seconds,
+    /// bytes); empty without `--server-pid`.
+    pub rss_start: Option<u64>,
+    pub rss_end: Option<u64>,
+    pub rss_curve: Vec<(f64, u64)>,
+}
+
+/// One kind of operation in a mixed run; latencies in µs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpStats {
+    pub op: String,
+    pub count: usize,
+    pub min: f64,
+    pub latency: Percentiles,
+    /// Time spent in this operation, summed over threads, s.
+    pub total_s: f64,
+    pub per_second: f64,
+}
+
 /// A module instance's in-memory snapshot, as `graph_info` reported it: sizes measured by the
 /// instance's allocator.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -410,6 +447,7 @@ pub mod fixtures {
             throughput: Vec::new(),
             under_writes: Vec::new(),
             snapshots: Vec::new(),
+            mixed: Vec::new(),
         }
     }
 }

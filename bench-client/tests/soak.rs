@@ -1,0 +1,81 @@
+//! Soak: concurrent writers (adding and removing edges) and readers (neighbors, depth-2 BFS,
+//! shortest paths, every answer verified) against the real host for about a minute, uniform and
+//! Zipf-skewed. No error, every acknowledged write accounted for (the mixed workload checks the
+//! edge count and reads the edges back), and the host's RSS stays flat.
+
+use graph_bench::live::Keys;
+use graph_bench::mixed::{self, MixedSpec};
+use graph_client::edgelist::EdgeList;
+use graph_client::graph::{Direction, GraphDb};
+use graph_reference::ReferenceGraph;
+use graph_reference::generate::{ChungLu, chung_lu};
+use graph_testkit::TestHost;
+use std::time::Duration;
+
+#[test]
+fn a_minute_of_concurrent_reads_and_writes() {
+    let host = TestHost::start();
+    let db = GraphDb::websocket(host.publish_module("graph"), "graph", None);
+    let edges = chung_lu(
+        &ChungLu {
+            vertices: 5_000,
+            edges: 40_000,
+            exponent: 2.3,
+            max_weight: 500.0,
+            id_spread: 1.0,
+        },
+        7,
+    );
+    let mut list = EdgeList::new();
+    for &(s, d) in &edges {
+        list.push(s, d);
+    }
+    db.load(&list.sorted(), |_| {}).unwrap();
+    let reference = ReferenceGraph::new(edges.iter().copied());
+    let starts = reference.sample_vertices(200, 1);
+    let pairs = reference.sample_pairs(100, Direction::Out, 2);
+    let secs = std::env::var("GRAPH_SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30.0);
+    for (i, keys) in [Keys::Uniform, Keys::Zipf(1.1)].into_iter().enumerate() {
+        let spec = MixedSpec {
+            duration: Duration::from_secs_f64(secs),
+            writers: 3,
+            readers: 3,
+            write_delay: Duration::from_millis(1),
+            keys,
+            first_id: 1_000_000_000 * (i as u64 + 1),
+            server_pid: host.pid(),
+            seed: i as u64,
+        };
+        let m = mixed::run(&db, &reference, &starts, &pairs, &spec)
+            .unwrap_or_else(|e| panic!("{keys:?}: {e:#}"));
+        assert!(
+            m.acked_writes > 1_000,
+            "{keys:?}: only {} writes",
+            m.acked_writes
+        );
+        assert_eq!(m.ops.len(), 5, "{:?}", m.ops);
+        // RSS flat: the last quarter's mean within 1.5× the first quarter's (after loading).
+        let curve: Vec<f64> = m.rss_curve.iter().map(|&(_, b)| b as f64).collect();
+        assert!(
+            curve.len() >= 8,
+            "{keys:?}: RSS sampled {} times",
+            curve.len()
+        );
+        let q = curve.len() / 4;
+        let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+        let (first, last) = (mean(&curve[..q]), mean(&curve[curve.len() - q..]));
+        println!(
+            "{keys:?}: {} writes; RSS {:.0} → {:.0} MiB",
+            m.acked_writes,
+            first / 1048576.0,
+            last / 1048576.0
+        );
+        assert!(
+            last <= first * 1.5,
+            "{keys:?}: RSS grew from {first} to {last} bytes"
+        );
+    }
+}
