@@ -140,6 +140,17 @@ pub fn table(report: &Report) -> String {
             "\nMixed workload, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s, {} writes acknowledged and accounted for{rss}\n",
             m.keys, m.writers, m.write_delay_ms, m.readers, m.seconds, m.acked_writes
         );
+        if !m.rss_curve.is_empty() {
+            // About ten samples of the curve, evenly spaced.
+            let every = m.rss_curve.len().div_ceil(10);
+            let points: Vec<String> = m
+                .rss_curve
+                .iter()
+                .step_by(every)
+                .map(|&(s, b)| format!("{s:.0} s: {:.0}", b as f64 / 1048576.0))
+                .collect();
+            let _ = writeln!(t, "Server RSS, MiB: {}\n", points.join(", "));
+        }
         t.push_str("| operation | count | min | mean | p50 | p99 | max | total | per s |\n");
         t.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for o in &m.ops {
