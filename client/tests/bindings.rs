@@ -52,7 +52,7 @@ fn checked_in_bindings_are_current() {
         String::from_utf8_lossy(&output.stderr)
     );
     let generated = read_dir(fresh.path());
-    let checked_in = read_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/module_bindings"));
+    let checked_in = read_dir(&graph_testkit::manifest_dir().join("src/module_bindings"));
     let missing: Vec<&String> = generated
         .keys()
         .filter(|f| !checked_in.contains_key(*f))

@@ -250,8 +250,26 @@ fn free_port() -> u16 {
 /// JSON helper for call arguments.
 pub use serde_json::json;
 
-/// `scripts/peers`, which installs, starts and stops the peer systems.
-pub const PEERS_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/peers");
+/// The directory of the package whose tests are running, as `cargo test` says at run time.
+///
+/// Not `env!("CARGO_MANIFEST_DIR")`: that path is fixed when the crate is compiled, and cargo
+/// reuses the compiled crate for a checkout at another path that shares the build output, so a
+/// moved checkout would read (or run) files of the old one.
+pub fn manifest_dir() -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .expect("CARGO_MANIFEST_DIR is unset: run the tests with `cargo test`")
+}
+
+/// `scripts/peers`, which installs, starts and stops the peer systems: found above the running
+/// package's directory.
+pub fn peers_script() -> PathBuf {
+    let dir = manifest_dir();
+    dir.ancestors()
+        .map(|d| d.join("scripts/peers"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no scripts/peers above {}", dir.display()))
+}
 
 /// A peer system (`postgres`, `neo4j`) started by `scripts/peers` on a free loopback port in a
 /// temporary directory, and stopped when dropped, even by a panic.
@@ -272,7 +290,7 @@ impl PeerServer {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .expect("making the peer directory reachable");
-        let out = Command::new(PEERS_SCRIPT)
+        let out = Command::new(peers_script())
             .args(["start", peer, "--port", &free_port().to_string(), "--dir"])
             .arg(dir.path())
             .envs(env.iter().copied())
@@ -302,7 +320,7 @@ impl PeerServer {
 impl Drop for PeerServer {
     fn drop(&mut self) {
         let dir = self.dir.path();
-        let status = Command::new(PEERS_SCRIPT)
+        let status = Command::new(peers_script())
             .args(["stop", "--dir"])
             .arg(dir)
             .status();

@@ -418,7 +418,7 @@ fn conformance_bindings_are_current() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    let checked_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance_bindings");
+    let checked_in = graph_testkit::manifest_dir().join("tests/conformance_bindings");
     let files = |dir: &Path| -> Vec<(String, String)> {
         let mut files: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
