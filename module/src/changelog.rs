@@ -61,7 +61,8 @@ impl Changes {
         let states = ctx.db.change_log_state();
         let log = ctx.db.change_log();
         // A database created before the log existed: the log covers what follows.
-        let mut state = states.id().find(0).unwrap_or(ChangeLogState {
+        let stored = states.id().find(0);
+        let mut state = stored.unwrap_or(ChangeLogState {
             id: 0,
             covers_after: previous,
         });
@@ -82,7 +83,7 @@ impl Changes {
                 log.by_version().delete(state.covers_after);
             }
         }
-        if states.id().find(0).is_some() {
+        if stored.is_some() {
             states.id().update(state);
         } else {
             states.insert(state);

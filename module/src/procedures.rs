@@ -20,6 +20,15 @@ pub const MAX_VERTEX_LIMIT: u32 = 1_000_000;
 /// Most neighbors `neighbors` may return.
 pub const MAX_NEIGHBOR_LIMIT: u32 = 1_000_000;
 
+fn check_vertex_limit(vertex_limit: u32) -> Result<(), GraphError> {
+    if vertex_limit > MAX_VERTEX_LIMIT {
+        return Err(GraphError::InvalidArgument(format!(
+            "vertex_limit {vertex_limit} exceeds {MAX_VERTEX_LIMIT}"
+        )));
+    }
+    Ok(())
+}
+
 fn or_default(value: u32, default: u32) -> u32 {
     if value == 0 { default } else { value }
 }
@@ -138,11 +147,7 @@ pub fn bfs(
 ) -> Result<BfsResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
-    if vertex_limit > MAX_VERTEX_LIMIT {
-        return Err(GraphError::InvalidArgument(format!(
-            "vertex_limit {vertex_limit} exceeds {MAX_VERTEX_LIMIT}"
-        )));
-    }
+    check_vertex_limit(vertex_limit)?;
     let query = BfsQuery {
         start,
         dir,
@@ -193,9 +198,9 @@ fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
         let before = search.borrow().work().units();
         // Buffers grow here, between transactions, never while one is held.
         search.borrow_mut().reserve(budget.units());
-        let progress = runner.run(|tx| {
+        let progress = runner.run_at(|tx, version| {
             let mut pin = pin.borrow_mut();
-            pin.follow(&tx.db, meta(&tx.db).version);
+            pin.follow(&tx.db, version);
             let src = IndexSource {
                 db: &tx.db,
                 pin: Some(&pin),
@@ -294,11 +299,7 @@ pub fn dfs(
 ) -> Result<DfsResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
-    if vertex_limit > MAX_VERTEX_LIMIT {
-        return Err(GraphError::InvalidArgument(format!(
-            "vertex_limit {vertex_limit} exceeds {MAX_VERTEX_LIMIT}"
-        )));
-    }
+    check_vertex_limit(vertex_limit)?;
     let query = DfsQuery {
         start,
         dir,

@@ -27,7 +27,7 @@ use crate::memory;
 use crate::schema::{GraphMeta, SnapshotHolder, edge, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use graph_traverse::{
-    AdjacencyBuilder, AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource, Progress,
+    AdjacencyBuilder, AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource,
 };
 use spacetimedb::{Local, Table};
 use std::cell::{Cell, RefCell};
@@ -82,18 +82,18 @@ pub fn keep(runner: &mut TxRunner, snapshot: Snapshot) {
     let now = Some((snapshot.version, snapshot.bytes));
     if REPORTED.get() != now {
         let me = instance(runner);
-        let row = SnapshotHolder {
-            instance: me,
-            version: snapshot.version,
-            edges: snapshot.graph.arc_count() as u64,
-            bytes: snapshot.bytes,
-            instance_memory_bytes: memory::linear_memory_bytes(),
-            updated: spacetimedb::Timestamp::UNIX_EPOCH,
-        };
+        let (edges, memory) = (
+            snapshot.graph.arc_count() as u64,
+            memory::linear_memory_bytes(),
+        );
         runner.run(|tx| {
             let row = SnapshotHolder {
+                instance: me,
+                version: snapshot.version,
+                edges,
+                bytes: snapshot.bytes,
+                instance_memory_bytes: memory,
                 updated: tx.timestamp,
-                ..row
             };
             let holders = tx.db.snapshot_holder();
             if holders.instance().find(me).is_some() {
@@ -154,12 +154,16 @@ pub fn start(runner: &mut TxRunner, endpoints: &[u64], mut snapshot: Option<Snap
                 .copied()
                 .filter(|&v| tx.db.vertex().id().find(v).is_some())
                 .collect::<Vec<_>>();
-            let pending = behind.filter(|&v| v != meta.version).map(|v| {
-                let to = meta.version.min(v.saturating_add(versions));
-                (v < meta.version)
-                    .then(|| changelog::read(&tx.db, v + 1..=to).map(|c| (to, c)))
-                    .flatten()
-            });
+            // None: nothing to catch up; Some(None): the log cannot bring it here.
+            let pending = match behind {
+                None => None,
+                Some(v) if v == meta.version => None,
+                Some(v) if v > meta.version => Some(None),
+                Some(v) => {
+                    let to = meta.version.min(v.saturating_add(versions));
+                    Some(changelog::read(&tx.db, v + 1..=to).map(|c| (to, c)))
+                }
+            };
             (meta, existing, pending)
         });
         match pending {
@@ -214,14 +218,7 @@ fn compact(runner: &mut TxRunner, graph: &mut AdjacencyGraph) {
     if !stats.compacting && stats.share() < COMPACT_SHARE {
         return;
     }
-    let mut budget = Budget::from_arg(0);
-    loop {
-        let (progress, took_us) = runner.compute(|| graph.compact_step(budget.units()));
-        if progress == Progress::Done {
-            return;
-        }
-        budget.observe(budget.units(), took_us);
-    }
+    runner.compute_paced(|units| graph.compact_step(units));
 }
 
 /// Reads every edge of the graph in index order, in transactions of about `tx_budget` rows
@@ -290,14 +287,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         };
     }
     let mut builder = builder.into_inner();
-    let mut budget = Budget::from_arg(0);
-    loop {
-        let (progress, took_us) = runner.compute(|| builder.finish_step(budget.units()));
-        if progress == Progress::Done {
-            break;
-        }
-        budget.observe(budget.units(), took_us);
-    }
+    runner.compute_paced(|units| builder.finish_step(units));
     let graph = builder.into_graph();
     Some(Snapshot {
         version: meta.version,

@@ -11,6 +11,7 @@
 
 use crate::schema::meta;
 use crate::types::QueryStats;
+use graph_traverse::Progress;
 use spacetimedb::{ProcedureContext, Timestamp, TxContext};
 
 /// Hold time a transaction aims for when the caller sets no work budget. A unit's cost varies
@@ -106,9 +107,18 @@ impl<'c> TxRunner<'c> {
     /// `body` is called again if the commit fails (the engine retries once). Our bodies only
     /// read, so a retry merely continues the traversal from a state built on a consistent read.
     pub fn run<T>(&mut self, body: impl Fn(&TxContext) -> T) -> T {
+        self.run_at(|tx, _| body(tx))
+    }
+
+    /// [`run`](Self::run), passing `body` the graph version the transaction reads.
+    pub fn run_at<T>(&mut self, body: impl Fn(&TxContext, u64) -> T) -> T {
         let (value, tx_start, version) = self.ctx.with_tx(|tx| {
             let version = meta(&tx.db).version;
-            (body(tx), tx.timestamp.to_micros_since_unix_epoch(), version)
+            (
+                body(tx, version),
+                tx.timestamp.to_micros_since_unix_epoch(),
+                version,
+            )
         });
         let tx_end = now_us(self.ctx);
         let hold = (tx_end - tx_start).max(0) as u64;
@@ -142,6 +152,21 @@ impl<'c> TxRunner<'c> {
             self.yield_now(end);
         }
         (value, (end - start).max(0) as u64)
+    }
+
+    /// Calls `step(units)` outside any transaction until it returns [`Progress::Done`], each
+    /// call with a paced budget of work units (about [`TARGET_HOLD_US`] of work), yielding
+    /// between calls as [`compute`](Self::compute) does.
+    pub fn compute_paced(&mut self, mut step: impl FnMut(u64) -> Progress) {
+        let mut budget = Budget::from_arg(0);
+        loop {
+            let units = budget.units();
+            let (progress, took_us) = self.compute(|| step(units));
+            if progress == Progress::Done {
+                return;
+            }
+            budget.observe(units, took_us);
+        }
     }
 
     /// Suspends the procedure briefly so queued reducers and procedures can run.
