@@ -20,7 +20,7 @@ use thiserror::Error;
 
 pub use crate::module_bindings::{
     BfsResult, CheckReport, DfsResult, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors,
-    PathResult, PathStatus, QueryStats, SnapshotHolder,
+    PathResult, PathStatus, QueryStats, SnapshotHolder, WeightedPathResult,
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
 pub use graph_traverse::Direction;
@@ -387,6 +387,66 @@ impl GraphDb {
         })
     }
 
+    /// Inserts edges with labels and weights in one call (at most [`MAX_BATCH_EDGES`]):
+    /// `labels[i]` indexes `label_names` (`""`: no label); either list may be empty (no labels;
+    /// weight 1). Duplicates are ignored; an edge stored with another label or weight fails the
+    /// call.
+    pub fn add_labelled_edges(
+        &self,
+        src: &[u64],
+        dst: &[u64],
+        label_names: &[String],
+        labels: &[u32],
+        weights: &[f32],
+    ) -> Result<(), ClientError> {
+        use mb::add_labelled_edges_reducer::{AddLabelledEdgesArgs, add_labelled_edges};
+        let args = AddLabelledEdgesArgs {
+            src: src.to_vec(),
+            dst: dst.to_vec(),
+            label_names: label_names.to_vec(),
+            labels: labels.to_vec(),
+            weights: weights.to_vec(),
+        };
+        self.reducer("add_labelled_edges", args, true, |conn, a, reply| {
+            conn.reducers.add_labelled_edges_then(
+                a.src,
+                a.dst,
+                a.label_names,
+                a.labels,
+                a.weights,
+                move |_, r| reply(flatten(r)),
+            )
+        })
+    }
+
+    /// Sends rows `range` of `edges`: plain when the list has no labels or weights.
+    fn add_rows(&self, edges: &EdgeList, range: std::ops::Range<usize>) -> Result<(), ClientError> {
+        let (src, dst) = (&edges.src[range.clone()], &edges.dst[range.clone()]);
+        if !edges.has_attrs() {
+            return self.add_edges(src, dst);
+        }
+        // Only the names this batch uses, renumbered.
+        let mut names: Vec<String> = Vec::new();
+        let mut index = std::collections::HashMap::new();
+        let labels: Vec<u32> = match edges.labels.is_empty() {
+            true => Vec::new(),
+            false => edges.labels[range.clone()]
+                .iter()
+                .map(|&at| {
+                    *index.entry(at).or_insert_with(|| {
+                        names.push(edges.label_names[at as usize].clone());
+                        names.len() as u32 - 1
+                    })
+                })
+                .collect(),
+        };
+        let weights = match edges.weights.is_empty() {
+            true => &[][..],
+            false => &edges.weights[range],
+        };
+        self.add_labelled_edges(src, dst, &names, &labels, weights)
+    }
+
     pub fn add_vertices(&self, ids: &[u64]) -> Result<(), ClientError> {
         use mb::add_vertices_reducer::{AddVerticesArgs, add_vertices};
         let args = AddVerticesArgs { ids: ids.to_vec() };
@@ -493,10 +553,9 @@ impl GraphDb {
         let mut calls = 0u64;
         while acknowledged < edges.len() {
             let end = batch_end(edges, acknowledged, body_limit);
-            let (src, dst) = (&edges.src[acknowledged..end], &edges.dst[acknowledged..end]);
             let mut attempt = 0;
             loop {
-                match self.add_edges(src, dst) {
+                match self.add_rows(edges, acknowledged..end) {
                     Ok(()) => break,
                     Err(e) if attempt < 3 && is_transient(&e) => {
                         attempt += 1;
@@ -577,14 +636,26 @@ impl GraphDb {
         v: u64,
         dir: Direction,
     ) -> Result<Answer<NeighborCount>, ClientError> {
+        self.neighbor_count_over(v, dir, &[])
+    }
+
+    /// The distinct neighbors over edges labelled with one of `labels` (none: every edge; `""`:
+    /// unlabelled edges). Each `*_over` query takes labels so; an unknown label is an error.
+    pub fn neighbor_count_over(
+        &self,
+        v: u64,
+        dir: Direction,
+        labels: &[&str],
+    ) -> Result<Answer<NeighborCount>, ClientError> {
         use mb::neighbor_count_procedure::{NeighborCountArgs, neighbor_count};
         let args = NeighborCountArgs {
             vertex: v,
             direction: dir.as_str().into(),
+            edge_labels: names(labels),
         };
         self.query("neighbor_count", args, |conn, a, reply| {
             conn.procedures
-                .neighbor_count_then(a.vertex, a.direction, answer(reply))
+                .neighbor_count_then(a.vertex, a.direction, a.edge_labels, answer(reply))
         })
     }
 
@@ -613,15 +684,31 @@ impl GraphDb {
         dir: Direction,
         limit: u32,
     ) -> Result<Answer<Neighbors>, ClientError> {
+        self.neighbors_over(v, dir, &[], limit)
+    }
+
+    pub fn neighbors_over(
+        &self,
+        v: u64,
+        dir: Direction,
+        labels: &[&str],
+        limit: u32,
+    ) -> Result<Answer<Neighbors>, ClientError> {
         use mb::neighbors_procedure::{NeighborsArgs, neighbors};
         let args = NeighborsArgs {
             vertex: v,
             direction: dir.as_str().into(),
+            edge_labels: names(labels),
             limit,
         };
         self.query("neighbors", args, |conn, a, reply| {
-            conn.procedures
-                .neighbors_then(a.vertex, a.direction, a.limit, answer(reply))
+            conn.procedures.neighbors_then(
+                a.vertex,
+                a.direction,
+                a.edge_labels,
+                a.limit,
+                answer(reply),
+            )
         })
     }
 
@@ -633,10 +720,23 @@ impl GraphDb {
         vertex_limit: u32,
         tx: TxOptions,
     ) -> Result<Answer<BfsResult>, ClientError> {
+        self.bfs_over(start, dir, &[], max_depth, vertex_limit, tx)
+    }
+
+    pub fn bfs_over(
+        &self,
+        start: u64,
+        dir: Direction,
+        labels: &[&str],
+        max_depth: Option<u32>,
+        vertex_limit: u32,
+        tx: TxOptions,
+    ) -> Result<Answer<BfsResult>, ClientError> {
         use mb::bfs_procedure::{BfsArgs, bfs};
         let args = BfsArgs {
             start,
             direction: dir.as_str().into(),
+            edge_labels: names(labels),
             max_depth,
             vertex_limit,
             tx_budget: tx.tx_budget,
@@ -646,6 +746,7 @@ impl GraphDb {
             conn.procedures.bfs_then(
                 a.start,
                 a.direction,
+                a.edge_labels,
                 a.max_depth,
                 a.vertex_limit,
                 a.tx_budget,
@@ -665,10 +766,23 @@ impl GraphDb {
         vertex_limit: u32,
         tx: TxOptions,
     ) -> Result<Answer<DfsResult>, ClientError> {
+        self.dfs_over(start, dir, &[], max_depth, vertex_limit, tx)
+    }
+
+    pub fn dfs_over(
+        &self,
+        start: u64,
+        dir: Direction,
+        labels: &[&str],
+        max_depth: Option<u32>,
+        vertex_limit: u32,
+        tx: TxOptions,
+    ) -> Result<Answer<DfsResult>, ClientError> {
         use mb::dfs_procedure::{DfsArgs, dfs};
         let args = DfsArgs {
             start,
             direction: dir.as_str().into(),
+            edge_labels: names(labels),
             max_depth,
             vertex_limit,
             tx_budget: tx.tx_budget,
@@ -678,6 +792,7 @@ impl GraphDb {
             conn.procedures.dfs_then(
                 a.start,
                 a.direction,
+                a.edge_labels,
                 a.max_depth,
                 a.vertex_limit,
                 a.tx_budget,
@@ -713,11 +828,24 @@ impl GraphDb {
         max_depth: Option<u32>,
         tx: TxOptions,
     ) -> Result<Answer<PathResult>, ClientError> {
+        self.shortest_path_over(source, target, dir, &[], max_depth, tx)
+    }
+
+    pub fn shortest_path_over(
+        &self,
+        source: u64,
+        target: u64,
+        dir: Direction,
+        labels: &[&str],
+        max_depth: Option<u32>,
+        tx: TxOptions,
+    ) -> Result<Answer<PathResult>, ClientError> {
         use mb::shortest_path_procedure::{ShortestPathArgs, shortest_path};
         let args = ShortestPathArgs {
             source,
             target,
             direction: dir.as_str().into(),
+            edge_labels: names(labels),
             max_depth,
             tx_budget: tx.tx_budget,
             yield_every_us: tx.yield_every_us,
@@ -727,7 +855,42 @@ impl GraphDb {
                 a.source,
                 a.target,
                 a.direction,
+                a.edge_labels,
                 a.max_depth,
+                a.tx_budget,
+                a.yield_every_us,
+                answer(reply),
+            )
+        })
+    }
+
+    /// A path of least total weight from `source` to `target` over edges labelled with one of
+    /// `labels` (none: every edge), by bidirectional Dijkstra.
+    pub fn weighted_shortest_path(
+        &self,
+        source: u64,
+        target: u64,
+        dir: Direction,
+        labels: &[&str],
+        tx: TxOptions,
+    ) -> Result<Answer<WeightedPathResult>, ClientError> {
+        use mb::weighted_shortest_path_procedure::{
+            WeightedShortestPathArgs, weighted_shortest_path,
+        };
+        let args = WeightedShortestPathArgs {
+            source,
+            target,
+            direction: dir.as_str().into(),
+            edge_labels: names(labels),
+            tx_budget: tx.tx_budget,
+            yield_every_us: tx.yield_every_us,
+        };
+        self.query("weighted_shortest_path", args, |conn, a, reply| {
+            conn.procedures.weighted_shortest_path_then(
+                a.source,
+                a.target,
+                a.direction,
+                a.edge_labels,
                 a.tx_budget,
                 a.yield_every_us,
                 answer(reply),
@@ -870,14 +1033,33 @@ fn batch_end(edges: &EdgeList, start: usize, body_limit: bool) -> usize {
         return end;
     }
     let digits = |v: u64| v.checked_ilog10().unwrap_or(0) as usize + 2;
-    let mut bytes = 16;
+    // Labels: an index each, and each name used once (a name is at most 64 bytes, JSON-escaped
+    // at most 6 times longer); weights: at most 16 bytes each.
+    let mut bytes = 64;
+    let mut named = std::collections::HashSet::new();
     for i in start..end {
+        if let Some(&at) = edges.labels.get(i)
+            && named.insert(at)
+        {
+            bytes += 6 * edges.label_names[at as usize].len() + 3;
+        }
         bytes += digits(edges.src[i]) + digits(edges.dst[i]);
+        if let Some(&at) = edges.labels.get(i) {
+            bytes += digits(at as u64);
+        }
+        if !edges.weights.is_empty() {
+            bytes += 16;
+        }
         if bytes > MAX_BODY_BYTES {
-            return i;
+            // At least one edge a call (one edge never comes near the limit).
+            return i.max(start + 1);
         }
     }
     end
+}
+
+fn names(labels: &[&str]) -> Vec<String> {
+    labels.iter().map(|&l| l.to_owned()).collect()
 }
 
 /// Failures worth retrying: the connection dropped, or the server was briefly unavailable.

@@ -13,12 +13,14 @@ use std::path::Path;
 use std::process::Command;
 
 use graph_client::module_bindings::add_edges_reducer::AddEdgesArgs;
+use graph_client::module_bindings::add_labelled_edges_reducer::AddLabelledEdgesArgs;
 use graph_client::module_bindings::add_vertices_reducer::AddVerticesArgs;
 use graph_client::module_bindings::bfs_full_scan_procedure::BfsFullScanArgs;
 use graph_client::module_bindings::bfs_full_scan_reducer_reducer::BfsFullScanReducerArgs;
 use graph_client::module_bindings::bfs_procedure::BfsArgs;
 use graph_client::module_bindings::clear_graph_reducer::ClearGraphArgs;
 use graph_client::module_bindings::graph_info_procedure::GraphInfoArgs;
+use graph_client::module_bindings::neighbor_count_full_scan_procedure::NeighborCountFullScanArgs;
 use graph_client::module_bindings::neighbor_count_procedure::NeighborCountArgs;
 use graph_client::module_bindings::neighbors_procedure::NeighborsArgs;
 use graph_client::module_bindings::noop_procedure_procedure::NoopProcedureArgs;
@@ -28,6 +30,7 @@ use graph_client::module_bindings::remove_vertex_reducer::RemoveVertexArgs;
 use graph_client::module_bindings::shortest_path_full_scan_procedure::ShortestPathFullScanArgs;
 use graph_client::module_bindings::shortest_path_full_scan_reducer_reducer::ShortestPathFullScanReducerArgs;
 use graph_client::module_bindings::shortest_path_procedure::ShortestPathArgs;
+use graph_client::module_bindings::weighted_shortest_path_procedure::WeightedShortestPathArgs;
 use graph_client::module_bindings::*;
 use graph_client::server::Server;
 use graph_testkit::{TestHost, host_binary, module_wasm_path};
@@ -166,6 +169,7 @@ fn procedures_take_and_return_the_generated_types() {
         &NeighborsArgs {
             vertex: 2,
             direction: "out".into(),
+            edge_labels: vec![],
             limit: 0,
         },
     );
@@ -177,14 +181,26 @@ fn procedures_take_and_return_the_generated_types() {
         let args = NeighborCountArgs {
             vertex: 2,
             direction: "both".into(),
+            edge_labels: vec![],
         };
-        let c: Result<NeighborCount, GraphError> = call(&server, procedure, &args);
+        let c: Result<NeighborCount, GraphError> = match procedure {
+            "neighbor_count" => call(&server, procedure, &args),
+            _ => call(
+                &server,
+                procedure,
+                &NeighborCountFullScanArgs {
+                    vertex: 2,
+                    direction: "both".into(),
+                },
+            ),
+        };
         assert_eq!(c.unwrap().count, 3, "{procedure}");
     }
 
     let bfs = BfsArgs {
         start: 1,
         direction: "out".into(),
+        edge_labels: vec![],
         max_depth: None,
         vertex_limit: 10,
         tx_budget: 0,
@@ -207,6 +223,7 @@ fn procedures_take_and_return_the_generated_types() {
         source,
         target,
         direction: "out".into(),
+        edge_labels: vec![],
         max_depth,
         tx_budget: 0,
         yield_every_us: 0,
@@ -226,6 +243,28 @@ fn procedures_take_and_return_the_generated_types() {
     };
     let p: Result<PathResult, GraphError> = call(&server, "shortest_path_full_scan", &scan);
     assert_eq!(p.unwrap().path, [1, 2, 3]);
+    let weighted = WeightedShortestPathArgs {
+        source: 1,
+        target: 4,
+        direction: "out".into(),
+        edge_labels: vec![],
+        tx_budget: 0,
+        yield_every_us: 0,
+    };
+    let w: Result<WeightedPathResult, GraphError> =
+        call(&server, "weighted_shortest_path", &weighted);
+    let w = w.unwrap();
+    assert_eq!(
+        (w.status, &w.path[..], w.weight, w.hops),
+        (PathStatus::Found, &[1, 2, 4][..], 2.0, 2)
+    );
+    let unknown_label = WeightedShortestPathArgs {
+        edge_labels: vec!["nope".into()],
+        ..weighted
+    };
+    let e: Result<WeightedPathResult, GraphError> =
+        call(&server, "weighted_shortest_path", &unknown_label);
+    assert!(matches!(e, Err(GraphError::InvalidArgument(why)) if why.contains("nope")));
 
     // The module's errors arrive as the generated `GraphError`.
     let unknown = BfsArgs {
@@ -270,7 +309,48 @@ fn reducers_and_table_rows_use_the_generated_types() {
     assert_eq!(degrees, [(1, 1, 0), (2, 0, 1), (3, 0, 0), (7, 0, 0)]);
     let (_, rows) = sql(&server, "SELECT * FROM edge");
     let edges: Vec<Edge> = rows.iter().map(decode).collect();
-    assert_eq!(edges, [Edge { src: 1, dst: 2 }]);
+    assert_eq!(
+        edges,
+        [Edge {
+            src: 1,
+            dst: 2,
+            label: 0,
+            weight: 1.0
+        }]
+    );
+    reduce(
+        &server,
+        AddLabelledEdgesArgs {
+            src: vec![3, 7],
+            dst: vec![7, 1],
+            label_names: vec!["road".into(), "rail".into()],
+            labels: vec![1, 0],
+            weights: vec![2.5, 0.0],
+        },
+    );
+    let (_, rows) = sql(&server, "SELECT * FROM edge_label");
+    let mut labels: Vec<EdgeLabel> = rows.iter().map(decode).collect();
+    labels.sort_by_key(|l| l.id);
+    let names: Vec<(u32, &str)> = labels.iter().map(|l| (l.id, l.name.as_str())).collect();
+    assert_eq!(names, [(1, "road"), (2, "rail")]);
+    let (_, rows) = sql(&server, "SELECT * FROM edge WHERE src = 3");
+    let edges: Vec<Edge> = rows.iter().map(decode).collect();
+    assert_eq!(
+        edges,
+        [Edge {
+            src: 3,
+            dst: 7,
+            label: 2,
+            weight: 2.5
+        }]
+    );
+    reduce(
+        &server,
+        RemoveEdgesArgs {
+            src: vec![3, 7],
+            dst: vec![7, 1],
+        },
+    );
     let (_, rows) = sql(&server, "SELECT * FROM graph_meta");
     let meta: Vec<GraphMeta> = rows.iter().map(decode).collect();
     assert_eq!((meta[0].vertices, meta[0].edges), (4, 1));
@@ -326,8 +406,28 @@ fn tables_and_columns_match_the_module() {
         },
     );
 
+    reduce(
+        &server,
+        AddLabelledEdgesArgs {
+            src: vec![5],
+            dst: vec![6],
+            label_names: vec!["road".into()],
+            labels: vec![0],
+            weights: vec![],
+        },
+    );
+
     let tables = <RemoteModule as __sdk::SpacetimeModule>::ALL_TABLE_NAMES;
-    assert_eq!(tables, ["edge", "graph_meta", "traversal_result", "vertex"]);
+    assert_eq!(
+        tables,
+        [
+            "edge",
+            "edge_label",
+            "graph_meta",
+            "traversal_result",
+            "vertex"
+        ]
+    );
     for table in tables {
         let (schema, rows) = sql(&server, &format!("SELECT * FROM {table}"));
         let columns: Vec<String> = schema["elements"]
@@ -339,6 +439,7 @@ fn tables_and_columns_match_the_module() {
         let row = rows.first().unwrap_or_else(|| panic!("{table} has rows"));
         let fields = match *table {
             "edge" => field_names(&decode::<Edge>(row)),
+            "edge_label" => field_names(&decode::<EdgeLabel>(row)),
             "graph_meta" => field_names(&decode::<GraphMeta>(row)),
             "traversal_result" => field_names(&decode::<TraversalResult>(row)),
             "vertex" => field_names(&decode::<Vertex>(row)),

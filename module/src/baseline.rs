@@ -60,8 +60,9 @@ pub fn neighbor_count_full_scan(
     let mut runner = crate::tx_runner::TxRunner::new(ctx, u32::MAX);
     let count = runner.run(|tx| {
         let graph = scan_graph(&tx.db);
-        let mut neighbors = Vec::new();
-        graph_traverse::NeighborSource::neighbors(&graph, vertex, dir, &mut neighbors);
+        let mut page = Vec::new();
+        graph_traverse::NeighborSource::neighbors(&graph, vertex, dir, &mut page);
+        let mut neighbors: Vec<u64> = page.iter().map(|n| n.id).collect();
         neighbors.sort_unstable();
         neighbors.dedup();
         graph_traverse::NeighborSource::contains(&graph, vertex).then_some(neighbors.len() as u64)

@@ -13,7 +13,7 @@
 //! traversal).
 
 use crate::schema::{ChangeKind, ChangeLogState, LoggedChange, change_log, change_log_state};
-use graph_traverse::Change;
+use graph_traverse::{ArcAttrs, Change};
 use spacetimedb::{Local, ReducerContext, Table};
 use std::ops::RangeInclusive;
 
@@ -23,10 +23,16 @@ pub const LOG_CAPACITY: u64 = 200_000;
 /// A write with more changes than this resets the log instead of logging them.
 pub const MAX_LOGGED_PER_WRITE: usize = 10_000;
 
+/// What a vertex change logs in the arc columns.
+const NO_ATTRS: ArcAttrs = ArcAttrs {
+    label: 0,
+    weight: 0.0,
+};
+
 /// The changes one write makes, gathered as it makes them.
 #[derive(Default)]
 pub struct Changes {
-    rows: Vec<(ChangeKind, u64, u64)>,
+    rows: Vec<(ChangeKind, u64, u64, ArcAttrs)>,
     /// A change that is not followed row by row: the log restarts after it.
     reset: bool,
 }
@@ -40,20 +46,21 @@ impl Changes {
         }
     }
 
-    pub fn insert_arc(&mut self, src: u64, dst: u64) {
-        self.rows.push((ChangeKind::InsertArc, src, dst));
+    pub fn insert_arc(&mut self, src: u64, dst: u64, attrs: ArcAttrs) {
+        self.rows.push((ChangeKind::InsertArc, src, dst, attrs));
     }
 
-    pub fn remove_arc(&mut self, src: u64, dst: u64) {
-        self.rows.push((ChangeKind::RemoveArc, src, dst));
+    /// `attrs`: those the removed arc had.
+    pub fn remove_arc(&mut self, src: u64, dst: u64, attrs: ArcAttrs) {
+        self.rows.push((ChangeKind::RemoveArc, src, dst, attrs));
     }
 
     pub fn insert_vertex(&mut self, v: u64) {
-        self.rows.push((ChangeKind::InsertVertex, v, 0));
+        self.rows.push((ChangeKind::InsertVertex, v, 0, NO_ATTRS));
     }
 
     pub fn remove_vertex(&mut self, v: u64) {
-        self.rows.push((ChangeKind::RemoveVertex, v, 0));
+        self.rows.push((ChangeKind::RemoveVertex, v, 0, NO_ATTRS));
     }
 
     /// Logs these changes as those that turned version `previous` into `version`, and trims.
@@ -70,12 +77,14 @@ impl Changes {
             log.clear();
             state.covers_after = version;
         } else {
-            for (kind, src, dst) in self.rows {
+            for (kind, src, dst, attrs) in self.rows {
                 log.insert(LoggedChange {
                     version,
                     kind,
                     src,
                     dst,
+                    label: attrs.label,
+                    weight: attrs.weight,
                 });
             }
             while log.count() > LOG_CAPACITY && state.covers_after < version {
@@ -111,10 +120,18 @@ pub fn read(db: &Local, versions: RangeInclusive<u64>) -> Option<Vec<Change>> {
 }
 
 fn change(row: LoggedChange) -> Change {
-    let LoggedChange { kind, src, dst, .. } = row;
+    let LoggedChange {
+        kind,
+        src,
+        dst,
+        label,
+        weight,
+        ..
+    } = row;
+    let attrs = ArcAttrs { label, weight };
     match kind {
-        ChangeKind::InsertArc => Change::InsertArc { src, dst },
-        ChangeKind::RemoveArc => Change::RemoveArc { src, dst },
+        ChangeKind::InsertArc => Change::InsertArc { src, dst, attrs },
+        ChangeKind::RemoveArc => Change::RemoveArc { src, dst, attrs },
         ChangeKind::InsertVertex => Change::InsertVertex(src),
         ChangeKind::RemoveVertex => Change::RemoveVertex(src),
     }

@@ -12,6 +12,7 @@ mod access;
 mod baseline;
 mod changelog;
 mod check;
+mod labels;
 mod load;
 mod memory;
 mod pin;

@@ -1,9 +1,11 @@
 //! Bulk-load and edit reducers. Each call is one transaction: it either commits whole or, on
-//! `Err`, commits nothing. Loads are idempotent: edges are a set, so re-sending a batch (a retry,
-//! or loading the same file twice) leaves the graph as it was.
+//! `Err`, commits nothing. Loads are idempotent: edges are a set keyed by their ends, so
+//! re-sending a batch (a retry, or loading the same file twice) leaves the graph as it was. An
+//! edge whose ends exist with another label or weight is refused, never silently dropped.
 
 use crate::access::check_writer;
 use crate::changelog::Changes;
+use crate::labels;
 use crate::schema::{Edge, GraphMeta, Vertex, edge, meta, save_meta, vertex};
 use hashbrown::HashMap;
 use spacetimedb::{ReducerContext, Table, reducer};
@@ -21,14 +23,17 @@ fn check_batch(what: &str, len: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn pairs(src: Vec<u64>, dst: Vec<u64>) -> Result<Vec<(u64, u64)>, String> {
-    if src.len() != dst.len() {
+fn check_len(what: &str, len: usize, edges: usize) -> Result<(), String> {
+    if len != edges {
         return Err(format!(
-            "src has {} ids but dst has {}; they must pair up",
-            src.len(),
-            dst.len()
+            "{what} has {len} entries but src has {edges}; they must pair up"
         ));
     }
+    Ok(())
+}
+
+fn pairs(src: Vec<u64>, dst: Vec<u64>) -> Result<Vec<(u64, u64)>, String> {
+    check_len("dst", dst.len(), src.len())?;
     check_batch("edges", src.len())?;
     let mut pairs: Vec<(u64, u64)> = src.into_iter().zip(dst).collect();
     pairs.sort_unstable();
@@ -74,29 +79,99 @@ impl DegreeDeltas {
     }
 }
 
-/// Inserts the edges `src[i] → dst[i]`, creating missing vertices. Duplicates (within the batch
-/// or already stored) are ignored.
+/// Inserts the edges `src[i] → dst[i]`, unlabelled and of weight 1, creating missing vertices.
+/// Duplicates (within the batch or already stored) are ignored; an edge stored with a label or
+/// another weight makes the call fail.
 #[reducer]
 pub fn add_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(), String> {
     check_writer(ctx)?;
-    let pairs = pairs(src, dst)?;
-    let edges = ctx.db.edge();
+    let edges = pairs(src, dst)?
+        .into_iter()
+        .map(|(s, d)| Edge::plain(s, d))
+        .collect();
+    insert_edges(ctx, edges)
+}
+
+/// Inserts the edges `src[i] → dst[i]` with labels and weights, creating missing vertices and
+/// labels. `labels[i]` is an index into `label_names` (the name `""` means no label); `weights[i]`
+/// must be finite and non-negative. Either list may be empty: no labels, or weight 1 for all.
+/// Duplicates are ignored as by `add_edges`; an edge stored with another label or weight makes
+/// the call fail.
+#[reducer]
+pub fn add_labelled_edges(
+    ctx: &ReducerContext,
+    src: Vec<u64>,
+    dst: Vec<u64>,
+    label_names: Vec<String>,
+    labels: Vec<u32>,
+    weights: Vec<f32>,
+) -> Result<(), String> {
+    check_writer(ctx)?;
+    let n = src.len();
+    check_len("dst", dst.len(), n)?;
+    check_batch("edges", n)?;
+    if !labels.is_empty() {
+        check_len("labels", labels.len(), n)?;
+    }
+    if !weights.is_empty() {
+        check_len("weights", weights.len(), n)?;
+    }
+    let ids = labels::intern(ctx, &label_names)?;
+    let mut edges = Vec::with_capacity(n);
+    for i in 0..n {
+        let (s, d) = (src[i], dst[i]);
+        let label = match labels.get(i) {
+            None => crate::schema::NO_LABEL,
+            Some(&at) => *ids.get(at as usize).ok_or_else(|| {
+                format!(
+                    "edge {i} ({s} → {d}) names label {at}, but label_names has only {} names",
+                    ids.len()
+                )
+            })?,
+        };
+        let weight = weights.get(i).copied().unwrap_or(1.0);
+        if !weight.is_finite() || weight < 0.0 {
+            return Err(format!(
+                "edge {i} ({s} → {d}) has weight {weight}: weights must be finite and non-negative"
+            ));
+        }
+        edges.push(Edge {
+            src: s,
+            dst: d,
+            label,
+            weight,
+        });
+    }
+    edges.sort_unstable_by_key(|e| (e.src, e.dst));
+    edges.dedup();
+    insert_edges(ctx, edges)
+}
+
+/// Inserts `edges` (sorted by ends, no identical two), skipping those stored as they are.
+fn insert_edges(ctx: &ReducerContext, edges: Vec<Edge>) -> Result<(), String> {
+    let table = ctx.db.edge();
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
-    // Inserting an identical row is a no-op in SpacetimeDB; the O(1) row count tells new rows.
-    let mut count = edges.count();
-    for (src, dst) in pairs {
-        edges.insert(Edge { src, dst });
-        let after = edges.count();
-        if after > count {
-            deltas.arc(src, dst, 1);
-            changes.insert_arc(src, dst);
+    for e in edges {
+        if let Some(stored) = table.by_src_dst().filter((e.src, e.dst)).next() {
+            if stored == e {
+                continue;
+            }
+            return Err(format!(
+                "edge {} → {} exists with {}; this call gives it {}: remove it first to change it",
+                e.src,
+                e.dst,
+                labels::describe(ctx, &stored),
+                labels::describe(ctx, &e)
+            ));
         }
-        count = after;
+        table.insert(e);
+        deltas.arc(e.src, e.dst, 1);
+        changes.insert_arc(e.src, e.dst, e.attrs());
+        m.edges += 1;
     }
     if !deltas.0.is_empty() {
-        m.edges = count;
         deltas.apply(ctx, &mut m, &mut changes);
         save_meta(ctx, m, changes);
     }
@@ -139,9 +214,12 @@ pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Resul
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
     for (src, dst) in pairs {
-        if ctx.db.edge().by_src_dst().delete((src, dst)) > 0 {
+        let stored = ctx.db.edge().by_src_dst().filter((src, dst)).next();
+        if let Some(e) = stored
+            && ctx.db.edge().delete(e)
+        {
             deltas.arc(src, dst, -1);
-            changes.remove_arc(src, dst);
+            changes.remove_arc(src, dst, e.attrs());
             m.edges -= 1;
         }
     }
@@ -167,7 +245,7 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     for e in out.into_iter().chain(inc) {
         if ctx.db.edge().delete(e) {
             deltas.arc(e.src, e.dst, -1);
-            changes.remove_arc(e.src, e.dst);
+            changes.remove_arc(e.src, e.dst, e.attrs());
             m.edges -= 1;
         }
     }

@@ -10,15 +10,23 @@
 
 use crate::changelog;
 use crate::types::QueryStats;
-use graph_traverse::{Change, Direction};
+use graph_traverse::{ArcAttrs, Change, Direction, Neighbor};
 use hashbrown::HashMap;
 use hashbrown::hash_map::Entry;
 use spacetimedb::Local;
 
-/// Whether an arc or vertex existed at the pinned version, and whether it exists now.
+/// Whether a vertex existed at the pinned version, and whether it exists now.
 #[derive(Debug, Clone, Copy)]
 struct Presence {
     then: bool,
+    now: bool,
+}
+
+/// An arc's attributes at the pinned version (`None`: it did not exist), and whether it exists
+/// now.
+#[derive(Debug, Clone, Copy)]
+struct ArcPresence {
+    then: Option<ArcAttrs>,
     now: bool,
 }
 
@@ -29,7 +37,7 @@ pub struct Pin {
     /// The last version whose changes have been read.
     seen: u64,
     /// Arcs changed since `version`.
-    arcs: HashMap<(u64, u64), Presence>,
+    arcs: HashMap<(u64, u64), ArcPresence>,
     /// For each vertex, the changed arcs that touch it.
     touching: HashMap<u64, Vec<(u64, u64)>>,
     /// Vertices inserted or removed since `version`.
@@ -79,8 +87,8 @@ impl Pin {
 
     fn note(&mut self, change: Change) {
         match change {
-            Change::InsertArc { src, dst } => self.note_arc(src, dst, true),
-            Change::RemoveArc { src, dst } => self.note_arc(src, dst, false),
+            Change::InsertArc { src, dst, .. } => self.note_arc(src, dst, None),
+            Change::RemoveArc { src, dst, attrs } => self.note_arc(src, dst, Some(attrs)),
             Change::InsertVertex(v) => {
                 note(&mut self.vertices, v, true);
             }
@@ -90,30 +98,46 @@ impl Pin {
         }
     }
 
-    fn note_arc(&mut self, src: u64, dst: u64, now: bool) {
-        if note(&mut self.arcs, (src, dst), now) {
-            self.touching.entry(src).or_default().push((src, dst));
-            if dst != src {
-                self.touching.entry(dst).or_default().push((src, dst));
+    /// Records a change of the arc `src → dst`: an insertion (`removed` is `None`) or a removal
+    /// of an arc with attributes `removed`. Only changes that took effect are logged, so the
+    /// first change of an arc tells whether, and how, it existed at the pinned version.
+    fn note_arc(&mut self, src: u64, dst: u64, removed: Option<ArcAttrs>) {
+        let now = removed.is_none();
+        match self.arcs.entry((src, dst)) {
+            Entry::Occupied(mut e) => e.get_mut().now = now,
+            Entry::Vacant(e) => {
+                e.insert(ArcPresence { then: removed, now });
+                self.touching.entry(src).or_default().push((src, dst));
+                if dst != src {
+                    self.touching.entry(dst).or_default().push((src, dst));
+                }
             }
         }
     }
 
-    /// Whether an arc the indexes hold now existed at the pinned version.
+    /// The attributes at the pinned version of an arc the indexes hold now with `current`
+    /// ones: `None` if it did not exist then.
     #[inline]
-    pub fn arc_existed(&self, src: u64, dst: u64) -> bool {
-        self.arcs.is_empty() || self.arcs.get(&(src, dst)).is_none_or(|p| p.then)
+    pub fn pinned_attrs(&self, src: u64, dst: u64, current: ArcAttrs) -> Option<ArcAttrs> {
+        if self.arcs.is_empty() {
+            return Some(current);
+        }
+        match self.arcs.get(&(src, dst)) {
+            None => Some(current),
+            Some(p) => p.then,
+        }
     }
 
     /// Appends to `out` the neighbors of `v` over arcs that existed at the pinned version but are
-    /// gone now: targets of outgoing arcs, or sources of incoming ones if `incoming`.
-    pub fn restore(&self, v: u64, incoming: bool, out: &mut Vec<u64>) {
+    /// gone now (with their attributes then): targets of outgoing arcs, or sources of incoming
+    /// ones if `incoming`.
+    pub fn restore(&self, v: u64, incoming: bool, out: &mut Vec<Neighbor>) {
         for &(src, dst) in self.touching.get(&v).into_iter().flatten() {
             let p = self.arcs[&(src, dst)];
-            if p.then && !p.now {
+            if let (Some(attrs), false) = (p.then, p.now) {
                 match incoming {
-                    false if src == v => out.push(dst),
-                    true if dst == v => out.push(src),
+                    false if src == v => out.push(Neighbor { id: dst, attrs }),
+                    true if dst == v => out.push(Neighbor { id: src, attrs }),
                     _ => {}
                 }
             }
@@ -130,14 +154,15 @@ impl Pin {
                 Direction::In => dst == v,
                 Direction::Both => true,
             };
-            if counted && p.then != p.now {
+            let then = p.then.is_some();
+            if counted && then != p.now {
                 // A self-loop counts once in each direction.
                 let times = if dir == Direction::Both && src == dst {
                     2
                 } else {
                     1
                 };
-                degree += if p.then { times } else { -times };
+                degree += if then { times } else { -times };
             }
         }
         degree.max(0) as u64

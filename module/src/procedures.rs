@@ -2,6 +2,11 @@
 //! indexes in short transactions (see `tx_runner`), or over the in-memory snapshot (see
 //! `snapshot`), and return typed results with their stats.
 
+// A procedure's parameters are the module's call signature (positional arguments over HTTP,
+// generated methods in the SDK): they stay flat rather than grouped into a struct.
+#![allow(clippy::too_many_arguments)]
+
+use crate::labels;
 use crate::pin::Pin;
 use crate::schema::{GraphMeta, meta, vertex};
 use crate::snapshot::{self, Snapshot, SnapshotSource};
@@ -9,8 +14,9 @@ use crate::source::IndexSource;
 use crate::tx_runner::{Budget, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
 use graph_traverse::{
-    Bfs, BfsOutcome, BfsQuery, Dfs, DfsOutcome, DfsQuery, Direction, DirectionOptimizingBfs,
-    NeighborSource, PathOutcome, PathQuery, Progress, Search, ShortestPath, Work,
+    ArcFilter, Bfs, BfsOutcome, BfsQuery, Dfs, DfsOutcome, DfsQuery, Direction,
+    DirectionOptimizingBfs, NeighborSource, PathOutcome, PathQuery, Progress, Search, ShortestPath,
+    WeightedOutcome, WeightedPath, WeightedQuery, Work,
 };
 use spacetimedb::{ProcedureContext, procedure};
 use std::cell::RefCell;
@@ -33,6 +39,14 @@ fn or_default(value: u32, default: u32) -> u32 {
     if value == 0 { default } else { value }
 }
 
+/// The filter `edge_labels` names: read in a transaction of its own, unless it names none.
+fn label_filter(runner: &mut TxRunner, edge_labels: &[String]) -> Result<ArcFilter, GraphError> {
+    match edge_labels.is_empty() {
+        true => Ok(ArcFilter::all()),
+        false => runner.run(|tx| labels::filter(&tx.db, edge_labels)),
+    }
+}
+
 /// The visited-set bound for a graph: dense when ids are not much sparser than the vertex count.
 pub(crate) fn id_bound(meta: &GraphMeta) -> Option<u64> {
     let bound = meta.max_vertex_id.checked_add(1)?;
@@ -49,30 +63,41 @@ pub fn graph_info(ctx: &mut ProcedureContext) -> GraphInfo {
     })
 }
 
-/// Number of distinct neighbors of `vertex` in `direction` (`out`, `in` or `both`). One
-/// transaction: a primary-key read for `out`/`in`, two index scans for `both`.
+/// Number of distinct neighbors of `vertex` in `direction` (`out`, `in` or `both`) over the
+/// edges labelled with one of `edge_labels` (empty: every edge; `""`: unlabelled edges). One
+/// transaction: a primary-key read for `out`/`in` without labels, index scans otherwise.
 #[procedure]
 pub fn neighbor_count(
     ctx: &mut ProcedureContext,
     vertex: u64,
     direction: String,
+    edge_labels: Vec<String>,
 ) -> Result<NeighborCount, GraphError> {
     let dir = parse_direction(&direction)?;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
-    // `out`/`in`: the degree kept in the vertex row. `both`: distinct neighbors need a scan.
+    // `out`/`in`: the degree kept in the vertex row. `both`, or a filter: a scan.
     let found = runner.run(|tx| {
-        let src = IndexSource::now(&tx.db);
-        let row = tx.db.vertex().id().find(vertex)?;
-        Some(match dir {
-            Direction::Out => (row.out_degree as u64, 0),
-            Direction::In => (row.in_degree as u64, 0),
-            Direction::Both => {
-                let scanned = row.out_degree as u64 + row.in_degree as u64;
+        let filter = labels::filter(&tx.db, &edge_labels)?;
+        let src = IndexSource {
+            filter: &filter,
+            ..IndexSource::now(&tx.db)
+        };
+        let row = tx
+            .db
+            .vertex()
+            .id()
+            .find(vertex)
+            .ok_or(GraphError::UnknownVertex(vertex))?;
+        Ok(match dir {
+            Direction::Out if filter.is_all() => (row.out_degree as u64, 0),
+            Direction::In if filter.is_all() => (row.in_degree as u64, 0),
+            _ => {
+                let scanned = src.degree(vertex, dir);
                 (distinct_neighbors(&src, vertex, dir).len() as u64, scanned)
             }
         })
     });
-    let (count, scanned) = found.ok_or(GraphError::UnknownVertex(vertex))?;
+    let (count, scanned) = found?;
     let mut stats = runner.finish();
     stats.lookups = 1;
     stats.vertices_expanded = (scanned > 0) as u64;
@@ -84,12 +109,14 @@ pub fn neighbor_count(
     })
 }
 
-/// Distinct neighbors of `vertex` in `direction`, ascending, at most `limit` (0: the maximum).
+/// Distinct neighbors of `vertex` in `direction` over the edges with one of `edge_labels` (as for
+/// `neighbor_count`), ascending, at most `limit` (0: the maximum).
 #[procedure]
 pub fn neighbors(
     ctx: &mut ProcedureContext,
     vertex: u64,
     direction: String,
+    edge_labels: Vec<String>,
     limit: u32,
 ) -> Result<Neighbors, GraphError> {
     let dir = parse_direction(&direction)?;
@@ -101,11 +128,17 @@ pub fn neighbors(
     let limit = or_default(limit, MAX_NEIGHBOR_LIMIT) as usize;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let found = runner.run(|tx| {
-        let src = IndexSource::now(&tx.db);
-        src.contains(vertex)
-            .then(|| distinct_neighbors(&src, vertex, dir))
+        let filter = labels::filter(&tx.db, &edge_labels)?;
+        let src = IndexSource {
+            filter: &filter,
+            ..IndexSource::now(&tx.db)
+        };
+        match src.contains(vertex) {
+            true => Ok(distinct_neighbors(&src, vertex, dir)),
+            false => Err(GraphError::UnknownVertex(vertex)),
+        }
     });
-    let mut neighbors = found.ok_or(GraphError::UnknownVertex(vertex))?;
+    let mut neighbors = found?;
     let mut stats = runner.finish();
     stats.vertices_expanded = 1;
     stats.edges_scanned = neighbors.len() as u64;
@@ -120,15 +153,17 @@ pub fn neighbors(
 }
 
 fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64> {
-    let mut out = Vec::new();
-    src.neighbors(vertex, dir, &mut out);
+    let mut page = Vec::new();
+    src.neighbors(vertex, dir, &mut page);
+    let mut out: Vec<u64> = page.iter().map(|n| n.id).collect();
     out.sort_unstable();
     out.dedup();
     out
 }
 
-/// Breadth-first search from `start`: visited count, per-level counts and the first
-/// `vertex_limit` vertices in BFS order. `max_depth` bounds the levels (none: full traversal).
+/// Breadth-first search from `start` over the edges with one of `edge_labels` (as for
+/// `neighbor_count`): visited count, per-level counts and the first `vertex_limit` vertices in
+/// BFS order. `max_depth` bounds the levels (none: full traversal).
 /// `tx_budget` fixes the work units per transaction (0: paced to hold each for about 2 ms) and
 /// `yield_every_us` the time between yields (0: the default).
 ///
@@ -140,6 +175,7 @@ pub fn bfs(
     ctx: &mut ProcedureContext,
     start: u64,
     direction: String,
+    edge_labels: Vec<String>,
     max_depth: Option<u32>,
     vertex_limit: u32,
     tx_budget: u32,
@@ -156,42 +192,48 @@ pub fn bfs(
         collect_limit: vertex_limit as usize,
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
+    let filter = label_filter(&mut runner, &edge_labels)?;
     let on_snapshot = |src: &SnapshotSource| DirectionOptimizingBfs::new(query.clone(), src);
     let begin = snapshot::start(&mut runner, &[start], snapshot::take());
     if let Some(snap) = begin.snapshot {
-        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, on_snapshot);
+        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, on_snapshot);
         return bfs_result(start, outcome, snapshot_stats(runner, work, snap));
     }
     let meta = begin.meta;
     let pin = RefCell::new(Pin::new(meta.version));
     let search = RefCell::new(Bfs::new(query.clone(), id_bound(&meta)));
     let worth_a_snapshot = |bfs: &Bfs| snapshot::worth_building(&meta, bfs.work().arcs_scanned);
-    if !through_indexes(&mut runner, tx_budget, &search, &pin, worth_a_snapshot) {
+    let through = |runner: &mut TxRunner, stop: &dyn Fn(&Bfs) -> bool| {
+        through_indexes(runner, tx_budget, &search, &pin, &filter, stop)
+    };
+    if !through(&mut runner, &worth_a_snapshot) {
         if let Some(built) = snapshot::build(&mut runner, &meta, tx_budget) {
             let begin = snapshot::start(&mut runner, &[start], Some(built));
             if let Some(snap) = begin.snapshot {
-                let mut read = search.into_inner().work();
+                let mut read = search.borrow().work();
                 read.arcs_scanned += meta.edges;
-                let (outcome, rest) = in_snapshot(&mut runner, &snap, begin.existing, on_snapshot);
+                let (outcome, rest) =
+                    in_snapshot(&mut runner, &snap, begin.existing, &filter, on_snapshot);
                 read += rest;
                 return bfs_result(start, outcome, snapshot_stats(runner, read, snap));
             }
         }
-        through_indexes(&mut runner, tx_budget, &search, &pin, |_| false);
+        through(&mut runner, &|_| false);
     }
     let (outcome, work) = search.into_inner().into_outcome();
     bfs_result(start, outcome, index_stats(runner, work, &pin))
 }
 
-/// Runs `search` through the indexes, pinned by `pin`, in paced transactions until it is done
-/// (returns `true`), or until `stop(search)` says to stop between two transactions (returns
-/// `false`).
+/// Runs `search` through the indexes, pinned by `pin` and filtered by `filter`, in paced
+/// transactions until it is done (returns `true`), or until `stop(search)` says to stop between
+/// two transactions (returns `false`).
 fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
     runner: &mut TxRunner,
     tx_budget: u32,
     search: &RefCell<S>,
     pin: &RefCell<Pin>,
-    stop: impl Fn(&S) -> bool,
+    filter: &ArcFilter,
+    stop: &dyn Fn(&S) -> bool,
 ) -> bool {
     let mut budget = Budget::from_arg(tx_budget);
     loop {
@@ -204,6 +246,7 @@ fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
             let src = IndexSource {
                 db: &tx.db,
                 pin: Some(&pin),
+                filter,
             };
             search.borrow_mut().step(&src, budget.units())
         });
@@ -224,17 +267,19 @@ fn index_stats(runner: TxRunner, work: Work, pin: &RefCell<Pin>) -> QueryStats {
     stats
 }
 
-/// Runs the search that `new_search` sets up to the end on a snapshot, outside any transaction,
-/// in paced steps with yields.
+/// Runs the search that `new_search` sets up to the end on a snapshot seen through `filter`,
+/// outside any transaction, in paced steps with yields.
 fn in_snapshot<'s, S: Search<SnapshotSource<'s>>>(
     runner: &mut TxRunner,
     snap: &'s Snapshot,
     existing: Vec<u64>,
+    filter: &'s ArcFilter,
     new_search: impl FnOnce(&SnapshotSource<'s>) -> S,
 ) -> (S::Outcome, Work) {
     let source = SnapshotSource {
         graph: &snap.graph,
         existing,
+        filter,
     };
     let mut search = new_search(&source);
     let mut budget = Budget::from_arg(0);
@@ -280,7 +325,8 @@ pub(crate) fn bfs_result(
     }
 }
 
-/// Depth-first search from `start`: neighbors tried in ascending id order, each vertex entered
+/// Depth-first search from `start` over the edges with one of `edge_labels` (as for
+/// `neighbor_count`): neighbors tried in ascending id order, each vertex entered
 /// once (with `max_depth`, vertices beyond it are not entered, and a vertex reached again by a
 /// shorter way is entered again so that every vertex within `max_depth` hops is found). Returns
 /// the visited count, the deepest discovery and the first `vertex_limit` vertices in preorder.
@@ -292,6 +338,7 @@ pub fn dfs(
     ctx: &mut ProcedureContext,
     start: u64,
     direction: String,
+    edge_labels: Vec<String>,
     max_depth: Option<u32>,
     vertex_limit: u32,
     tx_budget: u32,
@@ -307,17 +354,18 @@ pub fn dfs(
         collect_limit: vertex_limit as usize,
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
+    let filter = label_filter(&mut runner, &edge_labels)?;
     let begin = snapshot::start(&mut runner, &[start], snapshot::take());
     let bound = id_bound(&begin.meta);
     if let Some(snap) = begin.snapshot {
-        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, |_| {
+        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
             Dfs::new(query, bound)
         });
         return dfs_result(start, outcome, snapshot_stats(runner, work, snap));
     }
     let pin = RefCell::new(Pin::new(begin.meta.version));
     let search = RefCell::new(Dfs::new(query, bound));
-    through_indexes(&mut runner, tx_budget, &search, &pin, |_| false);
+    through_indexes(&mut runner, tx_budget, &search, &pin, &filter, &|_| false);
     let (outcome, work) = search.into_inner().into_outcome();
     dfs_result(start, outcome, index_stats(runner, work, &pin))
 }
@@ -339,8 +387,9 @@ fn dfs_result(start: u64, outcome: DfsOutcome, stats: QueryStats) -> Result<DfsR
     }
 }
 
-/// A shortest path from `source` to `target` following `direction`, by balanced bidirectional
-/// BFS; `max_depth` bounds its length in hops. Budget and yield arguments as for `bfs`. Runs on
+/// A shortest path from `source` to `target` following `direction` over the edges with one of
+/// `edge_labels` (as for `neighbor_count`), by balanced bidirectional BFS; `max_depth` bounds its
+/// length in hops. Budget and yield arguments as for `bfs`. Runs on
 /// this instance's snapshot of the graph, brought up to date, if it has one (it never builds
 /// one: a path reads little of the graph), otherwise through the indexes, pinned to the version
 /// it started on.
@@ -350,6 +399,7 @@ pub fn shortest_path(
     source: u64,
     target: u64,
     direction: String,
+    edge_labels: Vec<String>,
     max_depth: Option<u32>,
     tx_budget: u32,
     yield_every_us: u32,
@@ -365,16 +415,81 @@ pub fn shortest_path(
         })
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
+    let filter = label_filter(&mut runner, &edge_labels)?;
     let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
     if let Some(snap) = begin.snapshot {
-        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, |_| new_search());
+        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
+            new_search()
+        });
         return path_result(source, target, outcome, snapshot_stats(runner, work, snap));
     }
     let pin = RefCell::new(Pin::new(begin.meta.version));
     let search = RefCell::new(new_search());
-    through_indexes(&mut runner, tx_budget, &search, &pin, |_| false);
+    through_indexes(&mut runner, tx_budget, &search, &pin, &filter, &|_| false);
     let (outcome, work) = search.into_inner().into_outcome();
     path_result(source, target, outcome, index_stats(runner, work, &pin))
+}
+
+/// A path of least total weight from `source` to `target` following `direction` over the
+/// edges with one of `edge_labels` (as for `neighbor_count`), by bidirectional Dijkstra (edge
+/// weights are never negative: loads refuse them). Budget and yield arguments as for `bfs`; runs
+/// on this instance's snapshot if it has one (it never builds one), otherwise through the
+/// indexes, pinned to the version it started on.
+#[procedure]
+pub fn weighted_shortest_path(
+    ctx: &mut ProcedureContext,
+    source: u64,
+    target: u64,
+    direction: String,
+    edge_labels: Vec<String>,
+    tx_budget: u32,
+    yield_every_us: u32,
+) -> Result<WeightedPathResult, GraphError> {
+    let dir = parse_direction(&direction)?;
+    let new_search = || {
+        WeightedPath::new(WeightedQuery {
+            source,
+            target,
+            dir,
+        })
+    };
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
+    let filter = label_filter(&mut runner, &edge_labels)?;
+    let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
+    if let Some(snap) = begin.snapshot {
+        let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
+            new_search()
+        });
+        return weighted_result(source, target, outcome, snapshot_stats(runner, work, snap));
+    }
+    let pin = RefCell::new(Pin::new(begin.meta.version));
+    let search = RefCell::new(new_search());
+    through_indexes(&mut runner, tx_budget, &search, &pin, &filter, &|_| false);
+    let (outcome, work) = search.into_inner().into_outcome();
+    weighted_result(source, target, outcome, index_stats(runner, work, &pin))
+}
+
+fn weighted_result(
+    source: u64,
+    target: u64,
+    outcome: WeightedOutcome,
+    stats: QueryStats,
+) -> Result<WeightedPathResult, GraphError> {
+    let (status, path, weight) = match outcome {
+        WeightedOutcome::Found { path, weight } => (PathStatus::Found, path, weight),
+        WeightedOutcome::Unreachable => (PathStatus::Unreachable, Vec::new(), 0.0),
+        WeightedOutcome::UnknownSource => return Err(GraphError::UnknownVertex(source)),
+        WeightedOutcome::UnknownTarget => return Err(GraphError::UnknownVertex(target)),
+    };
+    Ok(WeightedPathResult {
+        source,
+        target,
+        status,
+        hops: path.len().saturating_sub(1) as u32,
+        path,
+        weight,
+        stats,
+    })
 }
 
 pub(crate) fn path_result(

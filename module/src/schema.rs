@@ -1,4 +1,4 @@
-//! Tables. `vertex`, `edge` and `graph_meta` are public so that clients can subscribe to them and
+//! Tables. `vertex`, `edge`, `edge_label` and `graph_meta` are public so that clients can subscribe to them and
 //! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
 //! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
 //! snapshots and multi-transaction traversals follow the writes (see `changelog`); so is
@@ -18,19 +18,56 @@ pub struct Vertex {
     pub in_degree: u32,
 }
 
-/// A directed edge `src → dst`. The (src, dst) index gives out-neighbors as a prefix scan and
-/// lets loaders find duplicates; the (dst, src) index gives in-neighbors. Both order a vertex's
-/// arcs by neighbor id, so a hub's list can be read in pages across transactions.
+/// A directed edge `src → dst`, with a label (an `edge_label` id; 0: none) and a weight
+/// (finite, non-negative; 1 unless given). Edges are a set keyed by their ends: at most one row
+/// per (src, dst). The (src, dst) index gives out-neighbors as a prefix scan and lets loaders
+/// find duplicates; the (dst, src) index gives in-neighbors. Both order a vertex's arcs by
+/// neighbor id, so a hub's list can be read in pages across transactions.
 #[table(
     accessor = edge,
     public,
     index(accessor = by_src_dst, btree(columns = [src, dst])),
     index(accessor = by_dst_src, btree(columns = [dst, src]))
 )]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Edge {
     pub src: u64,
     pub dst: u64,
+    pub label: u32,
+    pub weight: f32,
+}
+
+impl Edge {
+    /// An unlabelled edge of weight 1.
+    pub fn plain(src: u64, dst: u64) -> Self {
+        Self {
+            src,
+            dst,
+            label: NO_LABEL,
+            weight: 1.0,
+        }
+    }
+
+    pub fn attrs(&self) -> graph_traverse::ArcAttrs {
+        graph_traverse::ArcAttrs {
+            label: self.label,
+            weight: self.weight,
+        }
+    }
+}
+
+/// The label id of an unlabelled edge (no `edge_label` row has it).
+pub const NO_LABEL: u32 = 0;
+
+/// An edge label's name and the id edges store; ids are given from 1 up as names are first
+/// used, and never reused.
+#[table(accessor = edge_label, public)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeLabel {
+    #[primary_key]
+    pub id: u32,
+    #[unique]
+    pub name: String,
 }
 
 /// One row (id 0) of graph-wide facts: exact counts, an upper bound on vertex ids (lets traversals use
@@ -94,16 +131,18 @@ pub enum ChangeKind {
 }
 
 /// One logged change: the write that made graph version `version` did `kind` to the arc
-/// `src → dst` (for a vertex change, `src` is the vertex and `dst` is 0). The changes of one
-/// version commute, so they need no order among themselves; rows are a set, and one version
-/// never holds the same change twice.
+/// `src → dst`, which has (or, removed, had) `label` and `weight` (for a vertex change, `src` is
+/// the vertex and the rest is 0). The changes of one version commute, so they need no order
+/// among themselves; rows are a set, and one version never holds the same change twice.
 #[table(accessor = change_log, index(accessor = by_version, btree(columns = [version])))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoggedChange {
     pub version: u64,
     pub kind: ChangeKind,
     pub src: u64,
     pub dst: u64,
+    pub label: u32,
+    pub weight: f32,
 }
 
 /// One row (id 0): the log holds every change of every version above `covers_after`.

@@ -27,7 +27,8 @@ use crate::memory;
 use crate::schema::{GraphMeta, SnapshotHolder, edge, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use graph_traverse::{
-    AdjacencyBuilder, AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource,
+    AdjacencyBuilder, AdjacencyGraph, ArcAttrs, ArcFilter, DenseSource, Direction, ListCursor,
+    Neighbor, NeighborSource,
 };
 use spacetimedb::{Local, Table};
 use std::cell::{Cell, RefCell};
@@ -262,8 +263,11 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
                 .by_src_dst()
                 .filter(from..=to)
                 .inspect(|_| rows += 1)
-                .map(|e| (e.src, e.dst));
-            builder.borrow_mut().add_arcs(arcs).map(|()| rows)
+                .map(|e| (e.src, e.dst, e.attrs()));
+            builder
+                .borrow_mut()
+                .add_attributed_arcs(arcs)
+                .map(|()| rows)
         });
         let rows = match read {
             Ok(rows) => rows,
@@ -296,12 +300,13 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     })
 }
 
-/// A snapshot as the traversal operator reads it. The snapshot holds the vertices that have
-/// arcs; `existing` are the query's endpoints that exist (read at the snapshot's version), so
-/// that one without arcs is found, with no neighbors.
+/// A snapshot as the traversal operator reads it, through the query's label filter. The
+/// snapshot holds the vertices that have arcs; `existing` are the query's endpoints that exist
+/// (read at the snapshot's version), so that one without arcs is found, with no neighbors.
 pub struct SnapshotSource<'a> {
     pub graph: &'a AdjacencyGraph,
     pub existing: Vec<u64>,
+    pub filter: &'a ArcFilter,
 }
 
 impl NeighborSource for SnapshotSource<'_> {
@@ -311,9 +316,9 @@ impl NeighborSource for SnapshotSource<'_> {
         dir: Direction,
         cursor: &mut ListCursor,
         max: usize,
-        out: &mut Vec<u64>,
+        out: &mut Vec<Neighbor>,
     ) -> bool {
-        self.graph.neighbors_page(v, dir, cursor, max, out)
+        self.graph.arcs_page(v, dir, cursor, max, self.filter, out)
     }
 
     fn degree(&self, v: u64, dir: Direction) -> u64 {
@@ -342,6 +347,15 @@ impl DenseSource for SnapshotSource<'_> {
     #[inline]
     fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
         self.graph.rows(slot, dir)
+    }
+
+    #[inline]
+    fn attrs(&self, slot: u32, dir: Direction) -> [&[ArcAttrs]; 2] {
+        self.graph.attrs(slot, dir)
+    }
+
+    fn filter(&self) -> &ArcFilter {
+        self.filter
     }
 
     fn arc_total(&self, dir: Direction) -> u64 {

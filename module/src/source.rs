@@ -2,13 +2,13 @@
 //! scan.
 
 use crate::pin::Pin;
-use crate::schema::{edge, vertex};
-use graph_traverse::{Direction, ListCursor, NeighborSource};
+use crate::schema::{Edge, edge, vertex};
+use graph_traverse::{ALL_ARCS, ArcFilter, Direction, ListCursor, Neighbor, NeighborSource};
 use spacetimedb::Local;
 
 /// Out-neighbors through the (src, dst) index, in-neighbors through the (dst, src) index,
 /// degrees and existence through the vertex primary key; with a [`Pin`], the graph as it was at
-/// the pinned version.
+/// the pinned version; only the arcs `filter` keeps.
 ///
 /// Both edge indexes order a vertex's arcs by neighbor id, so a page of a long list resumes at
 /// the smallest neighbor id not yet read (`ListCursor::next`) with a range scan: edges are a
@@ -19,12 +19,17 @@ use spacetimedb::Local;
 pub struct IndexSource<'a> {
     pub db: &'a Local,
     pub pin: Option<&'a Pin>,
+    pub filter: &'a ArcFilter,
 }
 
 impl<'a> IndexSource<'a> {
-    /// The graph as it is in this transaction.
+    /// The whole graph as it is in this transaction.
     pub fn now(db: &'a Local) -> Self {
-        Self { db, pin: None }
+        Self {
+            db,
+            pin: None,
+            filter: &ALL_ARCS,
+        }
     }
 }
 
@@ -35,22 +40,30 @@ impl NeighborSource for IndexSource<'_> {
         dir: Direction,
         cursor: &mut ListCursor,
         max: usize,
-        out: &mut Vec<u64>,
+        out: &mut Vec<Neighbor>,
     ) -> bool {
         let mut room = max.max(1);
         loop {
             let incoming = cursor.incoming;
             let from = cursor.next..;
             let before = out.len();
+            let (mut read, mut last) = (0, None);
+            let mut take = |e: Edge| {
+                let id = if incoming { e.src } else { e.dst };
+                read += 1;
+                last = Some(id);
+                out.push(Neighbor {
+                    id,
+                    attrs: e.attrs(),
+                });
+            };
             if incoming {
                 let arcs = self.db.edge().by_dst_src().filter((v, from));
-                out.extend(arcs.map(|e| e.src).take(room));
+                arcs.take(room).for_each(&mut take);
             } else {
                 let arcs = self.db.edge().by_src_dst().filter((v, from));
-                out.extend(arcs.map(|e| e.dst).take(room));
+                arcs.take(room).for_each(&mut take);
             }
-            let read = out.len() - before;
-            let last = out.last().copied();
             if let Some(pin) = self.pin {
                 keep_pinned(pin, v, incoming, out, before);
             }
@@ -59,12 +72,14 @@ impl NeighborSource for IndexSource<'_> {
             {
                 // Perhaps more: resume after the last neighbor read.
                 cursor.next = next;
+                self.keep_filtered(out, before);
                 return false;
             }
             // This half of the list is over.
             if let Some(pin) = self.pin {
                 pin.restore(v, incoming, out);
             }
+            self.keep_filtered(out, before);
             if !cursor.next_half(dir) {
                 return true;
             }
@@ -94,15 +109,31 @@ impl NeighborSource for IndexSource<'_> {
     }
 }
 
+impl IndexSource<'_> {
+    /// Drops from `out[from..]` the neighbors over arcs the filter does not keep.
+    fn keep_filtered(&self, out: &mut Vec<Neighbor>, from: usize) {
+        if !self.filter.is_all() {
+            let mut kept = from;
+            for i in from..out.len() {
+                if self.filter.keeps(out[i].attrs.label) {
+                    out[kept] = out[i];
+                    kept += 1;
+                }
+            }
+            out.truncate(kept);
+        }
+    }
+}
+
 /// Drops from `out[from..]`, neighbors of `v` just read, those over arcs that did not exist at
-/// the pinned version.
-fn keep_pinned(pin: &Pin, v: u64, incoming: bool, out: &mut Vec<u64>, from: usize) {
+/// the pinned version, and gives the others their attributes then.
+fn keep_pinned(pin: &Pin, v: u64, incoming: bool, out: &mut Vec<Neighbor>, from: usize) {
     let mut kept = from;
     for i in from..out.len() {
-        let w = out[i];
-        let (src, dst) = if incoming { (w, v) } else { (v, w) };
-        if pin.arc_existed(src, dst) {
-            out[kept] = w;
+        let n = out[i];
+        let (src, dst) = if incoming { (n.id, v) } else { (v, n.id) };
+        if let Some(attrs) = pin.pinned_attrs(src, dst, n.attrs) {
+            out[kept] = Neighbor { id: n.id, attrs };
             kept += 1;
         }
     }

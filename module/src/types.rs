@@ -148,6 +148,21 @@ pub struct PathResult {
     pub stats: QueryStats,
 }
 
+#[derive(SpacetimeType, Debug, Clone, PartialEq)]
+pub struct WeightedPathResult {
+    pub source: u64,
+    pub target: u64,
+    /// `Found` or `Unreachable`.
+    pub status: PathStatus,
+    /// A path of least total weight, source first and target last; empty unless `Found`.
+    pub path: Vec<u64>,
+    /// The sum of the path's edge weights (0 unless `Found`).
+    pub weight: f64,
+    /// Edges on the path.
+    pub hops: u32,
+    pub stats: QueryStats,
+}
+
 /// The graph's counts and version, and the in-memory snapshots the module's instances hold.
 #[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
 pub struct GraphInfo {

@@ -18,8 +18,9 @@ use std::time::Duration;
 use tungstenite::Message;
 use tungstenite::client::IntoClientRequest;
 
-const FUNCTIONS: [&str; 20] = [
+const FUNCTIONS: [&str; 22] = [
     "add_edges",
+    "add_labelled_edges",
     "add_vertices",
     "remove_edges",
     "remove_vertex",
@@ -32,6 +33,7 @@ const FUNCTIONS: [&str; 20] = [
     "bfs",
     "dfs",
     "shortest_path",
+    "weighted_shortest_path",
     "check",
     "neighbor_count_full_scan",
     "bfs_full_scan",

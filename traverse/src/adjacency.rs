@@ -1,5 +1,8 @@
+use crate::filter::ALL_ARCS;
 use crate::overlay::Overlay;
-use crate::{DenseSource, Direction, ListCursor, NeighborSource, Progress};
+use crate::{
+    ArcAttrs, ArcFilter, DenseSource, Direction, ListCursor, Neighbor, NeighborSource, Progress,
+};
 use hashbrown::HashMap;
 
 /// An in-memory graph in compressed sparse row form, for both directions, that can follow
@@ -15,6 +18,10 @@ use hashbrown::HashMap;
 /// the compressed rows, in time proportional to the rows they touch, and
 /// [`compact_step`](Self::compact_step) folds the overlay back into fresh compressed rows in
 /// bounded steps; see the `overlay` section of the methods.
+///
+/// Arc attributes ([`ArcAttrs`]) are kept in a column beside each row's slots only once some
+/// arc has other than the default ones (the graph is then *attributed*): a graph without labels
+/// or weights pays nothing for them.
 #[derive(Debug, Clone, Default)]
 pub struct AdjacencyGraph {
     pub(crate) index: HashMap<u64, u32>,
@@ -25,21 +32,30 @@ pub struct AdjacencyGraph {
     pub(crate) inc: Csr,
     /// Arcs in the graph (duplicates given to `new` included).
     pub(crate) arcs: usize,
+    /// Whether rows carry an attribute column (see the type's documentation).
+    pub(crate) attributed: bool,
     /// Rows rewritten since the compressed rows were built, and free slots.
     pub(crate) overlay: Overlay,
 }
 
-/// Rows of dense vertex indices: row `i` is `targets[offsets[i]..offsets[i + 1]]`.
+/// Rows of dense vertex indices: row `i` is `targets[offsets[i]..offsets[i + 1]]`, and, in an
+/// attributed graph, its arcs' attributes `attrs[offsets[i]..offsets[i + 1]]` (else `attrs` is
+/// empty).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Csr {
     pub(crate) offsets: Vec<u32>,
     pub(crate) targets: Vec<u32>,
+    pub(crate) attrs: Vec<ArcAttrs>,
 }
 
 impl Csr {
-    fn build(n: usize, arcs: impl Iterator<Item = (u32, u32)> + Clone) -> Self {
+    fn build(
+        n: usize,
+        attributed: bool,
+        arcs: impl Iterator<Item = (u32, u32, ArcAttrs)> + Clone,
+    ) -> Self {
         let mut offsets = vec![0u32; n + 1];
-        for (from, _) in arcs.clone() {
+        for (from, _, _) in arcs.clone() {
             offsets[from as usize + 1] += 1;
         }
         for i in 0..n {
@@ -47,45 +63,93 @@ impl Csr {
         }
         let mut fill = offsets.clone();
         let mut targets = vec![0u32; offsets[n] as usize];
-        for (from, to) in arcs {
-            targets[fill[from as usize] as usize] = to;
+        let mut attrs = vec![ArcAttrs::DEFAULT; if attributed { targets.len() } else { 0 }];
+        for (from, to, a) in arcs {
+            let at = fill[from as usize] as usize;
+            targets[at] = to;
+            if attributed {
+                attrs[at] = a;
+            }
             fill[from as usize] += 1;
         }
-        Self { offsets, targets }
+        Self {
+            offsets,
+            targets,
+            attrs,
+        }
     }
 
     /// Row `i`; empty past the last row.
     #[inline]
     pub(crate) fn row(&self, i: u32) -> &[u32] {
-        let i = i as usize;
-        match (self.offsets.get(i), self.offsets.get(i + 1)) {
-            (Some(&from), Some(&to)) => &self.targets[from as usize..to as usize],
+        match self.span(i) {
+            Some((from, to)) => &self.targets[from..to],
+            None => &[],
+        }
+    }
+
+    /// The attributes of row `i`; empty past the last row or when the rows carry none.
+    #[inline]
+    pub(crate) fn row_attrs(&self, i: u32) -> &[ArcAttrs] {
+        match self.span(i) {
+            Some((from, to)) if !self.attrs.is_empty() => &self.attrs[from..to],
             _ => &[],
         }
+    }
+
+    #[inline]
+    fn span(&self, i: u32) -> Option<(usize, usize)> {
+        let i = i as usize;
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&from), Some(&to)) => Some((from as usize, to as usize)),
+            _ => None,
+        }
+    }
+
+    /// Gives every entry the default attributes (the graph becomes attributed).
+    pub(crate) fn add_attrs(&mut self) {
+        self.attrs = vec![ArcAttrs::DEFAULT; self.targets.len()];
     }
 
     /// Bytes of its allocations.
     pub(crate) fn heap_bytes(&self) -> usize {
         4 * (self.offsets.capacity() + self.targets.capacity())
+            + std::mem::size_of::<ArcAttrs>() * self.attrs.capacity()
     }
 }
 
 impl AdjacencyGraph {
-    /// Builds the graph from vertex ids (isolated vertices included) and `(src, dst)` arcs.
-    /// Endpoints of arcs are added as vertices when missing.
+    /// Builds the graph from vertex ids (isolated vertices included) and `(src, dst)` arcs with
+    /// the default attributes. Endpoints of arcs are added as vertices when missing.
     pub fn new(vertices: impl IntoIterator<Item = u64>, arcs: &[(u64, u64)]) -> Self {
+        Self::with_attrs(
+            vertices,
+            arcs.iter().map(|&(s, d)| (s, d, ArcAttrs::DEFAULT)),
+        )
+    }
+
+    /// As [`new`](Self::new), with each arc's attributes.
+    pub fn with_attrs(
+        vertices: impl IntoIterator<Item = u64>,
+        arcs: impl IntoIterator<Item = (u64, u64, ArcAttrs)>,
+    ) -> Self {
         let mut graph = Self::default();
         for v in vertices {
             graph.add_vertex(v);
         }
-        let dense: Vec<(u32, u32)> = arcs
-            .iter()
-            .map(|&(s, d)| (graph.add_vertex(s), graph.add_vertex(d)))
+        let dense: Vec<(u32, u32, ArcAttrs)> = arcs
+            .into_iter()
+            .map(|(s, d, a)| (graph.add_vertex(s), graph.add_vertex(d), a))
             .collect();
         let n = graph.ids.len();
-        graph.out = Csr::build(n, dense.iter().copied());
-        graph.inc = Csr::build(n, dense.iter().map(|&(s, d)| (d, s)));
-        graph.arcs = arcs.len();
+        graph.attributed = dense.iter().any(|(_, _, a)| !a.is_default());
+        graph.out = Csr::build(n, graph.attributed, dense.iter().copied());
+        graph.inc = Csr::build(
+            n,
+            graph.attributed,
+            dense.iter().map(|&(s, d, a)| (d, s, a)),
+        );
+        graph.arcs = dense.len();
         graph
     }
 
@@ -108,12 +172,17 @@ impl AdjacencyGraph {
         self.arcs
     }
 
+    /// Whether some arc has other than the default attributes (then every row carries them).
+    pub fn is_attributed(&self) -> bool {
+        self.attributed
+    }
+
     /// The row of `slot`, outgoing or incoming: the overlay's if it rewrote it, else the
     /// compressed one.
     #[inline]
     pub(crate) fn row(&self, slot: u32, incoming: bool) -> &[u32] {
         if let Some(row) = self.overlay.row(slot, incoming) {
-            return row;
+            return &row.targets;
         }
         if incoming {
             self.inc.row(slot)
@@ -121,29 +190,52 @@ impl AdjacencyGraph {
             self.out.row(slot)
         }
     }
-}
 
-impl NeighborSource for AdjacencyGraph {
-    /// `cursor.next` is an offset into the vertex's row.
-    fn neighbors_page(
+    /// The attributes of [`row`](Self::row)'s arcs; empty unless the graph is attributed.
+    #[inline]
+    pub(crate) fn row_attrs(&self, slot: u32, incoming: bool) -> &[ArcAttrs] {
+        if let Some(row) = self.overlay.row(slot, incoming) {
+            return &row.attrs;
+        }
+        if incoming {
+            self.inc.row_attrs(slot)
+        } else {
+            self.out.row_attrs(slot)
+        }
+    }
+
+    /// [`NeighborSource::neighbors_page`] through `filter`: `cursor.next` is an offset into
+    /// the vertex's row, and `max` bounds the arcs read, kept or not.
+    pub fn arcs_page(
         &self,
         v: u64,
         dir: Direction,
         cursor: &mut ListCursor,
         max: usize,
-        out: &mut Vec<u64>,
+        filter: &ArcFilter,
+        out: &mut Vec<Neighbor>,
     ) -> bool {
         let Some(&i) = self.index.get(&v) else {
             return true;
         };
         let mut room = max.max(1);
         loop {
-            let rest = &self.row(i, cursor.incoming)[cursor.next as usize..];
-            let page = &rest[..rest.len().min(room)];
-            out.extend(page.iter().map(|&t| self.ids[t as usize]));
-            cursor.next += page.len() as u64;
-            room -= page.len();
-            if page.len() < rest.len() {
+            let from = cursor.next as usize;
+            let row = self.row(i, cursor.incoming);
+            let attrs = self.row_attrs(i, cursor.incoming);
+            let end = row.len().min(from.saturating_add(room));
+            for (at, &slot) in row.iter().enumerate().take(end).skip(from) {
+                let a = attrs.get(at).copied().unwrap_or_default();
+                if filter.keeps(a.label) {
+                    out.push(Neighbor {
+                        id: self.ids[slot as usize],
+                        attrs: a,
+                    });
+                }
+            }
+            cursor.next = end as u64;
+            room -= end - from;
+            if end < row.len() {
                 return false;
             }
             if !cursor.next_half(dir) {
@@ -153,6 +245,21 @@ impl NeighborSource for AdjacencyGraph {
                 return false;
             }
         }
+    }
+}
+
+impl NeighborSource for AdjacencyGraph {
+    /// Every arc: see [`AdjacencyGraph::arcs_page`], and [`crate::FilteredGraph`] for a
+    /// filtered view.
+    fn neighbors_page(
+        &self,
+        v: u64,
+        dir: Direction,
+        cursor: &mut ListCursor,
+        max: usize,
+        out: &mut Vec<Neighbor>,
+    ) -> bool {
+        self.arcs_page(v, dir, cursor, max, &ALL_ARCS, out)
     }
 
     fn degree(&self, v: u64, dir: Direction) -> u64 {
@@ -194,6 +301,19 @@ impl DenseSource for AdjacencyGraph {
         }
     }
 
+    #[inline]
+    fn attrs(&self, slot: u32, dir: Direction) -> [&[ArcAttrs]; 2] {
+        match dir {
+            Direction::Out => [self.row_attrs(slot, false), &[]],
+            Direction::In => [self.row_attrs(slot, true), &[]],
+            Direction::Both => [self.row_attrs(slot, false), self.row_attrs(slot, true)],
+        }
+    }
+
+    fn filter(&self) -> &ArcFilter {
+        &ALL_ARCS
+    }
+
     fn arc_total(&self, dir: Direction) -> u64 {
         let arcs = self.arcs as u64;
         match dir {
@@ -220,7 +340,8 @@ pub enum BuildError {
 /// yields them ([`add_arcs`](Self::add_arcs)), then call [`finish_step`](Self::finish_step) until
 /// it is done. Arcs are kept compactly as they arrive (one row per source); the finishing steps
 /// sort them into the outgoing and incoming rows. The graph's vertices are the arcs' endpoints:
-/// a vertex without arcs is not in it.
+/// a vertex without arcs is not in it. Attributes are kept only from the first arc that has other
+/// than the default ones (see [`AdjacencyGraph`]).
 #[derive(Debug, Default)]
 pub struct AdjacencyBuilder {
     graph: AdjacencyGraph,
@@ -231,6 +352,8 @@ pub struct AdjacencyBuilder {
     /// Per vertex: outgoing and incoming arc counts, then where its rows are filled next.
     out_fill: Vec<u32>,
     in_fill: Vec<u32>,
+    /// Whether `arrived.attrs` is kept (some arc so far has other than default attributes).
+    attributed: bool,
     phase: Phase,
 }
 
@@ -263,15 +386,23 @@ impl AdjacencyBuilder {
         b
     }
 
-    /// Adds arcs in strictly ascending (source, destination) order.
+    /// Adds arcs with the default attributes in strictly ascending (source, destination) order.
     pub fn add_arcs(
         &mut self,
         arcs: impl IntoIterator<Item = (u64, u64)>,
     ) -> Result<(), BuildError> {
+        self.add_attributed_arcs(arcs.into_iter().map(|(s, d)| (s, d, ArcAttrs::DEFAULT)))
+    }
+
+    /// Adds arcs, with their attributes, in strictly ascending (source, destination) order.
+    pub fn add_attributed_arcs(
+        &mut self,
+        arcs: impl IntoIterator<Item = (u64, u64, ArcAttrs)>,
+    ) -> Result<(), BuildError> {
         if self.phase != Phase::Arcs {
             return Err(BuildError::OutOfOrder);
         }
-        for (s, d) in arcs {
+        for (s, d, a) in arcs {
             if self.last_arc.is_some_and(|last| last >= (s, d)) {
                 return Err(BuildError::OutOfOrder);
             }
@@ -287,6 +418,13 @@ impl AdjacencyBuilder {
             let si = *self.arrived_from.last().expect("a row was started") as usize;
             let di = self.vertex(d);
             self.arrived.targets.push(di);
+            if !self.attributed && !a.is_default() {
+                self.attributed = true;
+                self.arrived.attrs = vec![ArcAttrs::DEFAULT; self.arrived.targets.len() - 1];
+            }
+            if self.attributed {
+                self.arrived.attrs.push(a);
+            }
             self.out_fill[si] += 1;
             self.in_fill[di as usize] += 1;
             self.last_arc = Some((s, d));
@@ -341,6 +479,11 @@ impl AdjacencyBuilder {
                 self.phase = if end == n {
                     g.out.targets = vec![0; self.arrived.targets.len()];
                     g.inc.targets = vec![0; self.arrived.targets.len()];
+                    if self.attributed {
+                        g.attributed = true;
+                        g.out.add_attrs();
+                        g.inc.add_attrs();
+                    }
                     Phase::Fill { next: 0 }
                 } else {
                     Phase::Offsets { next: end }
@@ -352,13 +495,18 @@ impl AdjacencyBuilder {
                 while row < rows && work < budget {
                     let si = self.arrived_from[row];
                     let targets = self.arrived.row(row as u32);
-                    for &di in targets {
-                        let slot = &mut self.out_fill[si as usize];
-                        g.out.targets[*slot as usize] = di;
-                        *slot += 1;
-                        let slot = &mut self.in_fill[di as usize];
-                        g.inc.targets[*slot as usize] = si;
-                        *slot += 1;
+                    let attrs = self.arrived.row_attrs(row as u32);
+                    for (k, &di) in targets.iter().enumerate() {
+                        let out_at = self.out_fill[si as usize] as usize;
+                        let in_at = self.in_fill[di as usize] as usize;
+                        g.out.targets[out_at] = di;
+                        g.inc.targets[in_at] = si;
+                        if let Some(&a) = attrs.get(k) {
+                            g.out.attrs[out_at] = a;
+                            g.inc.attrs[in_at] = a;
+                        }
+                        self.out_fill[si as usize] += 1;
+                        self.in_fill[di as usize] += 1;
                     }
                     work += 1 + targets.len();
                     row += 1;
@@ -395,8 +543,9 @@ mod tests {
     use super::*;
 
     fn neighbors(g: &AdjacencyGraph, v: u64, dir: Direction) -> Vec<u64> {
-        let mut out = Vec::new();
-        g.neighbors(v, dir, &mut out);
+        let mut page = Vec::new();
+        g.neighbors(v, dir, &mut page);
+        let mut out: Vec<u64> = page.iter().map(|n| n.id).collect();
         out.sort_unstable();
         out
     }

@@ -1,5 +1,6 @@
 use crate::{
-    Direction, ListCursor, NeighborSource, Progress, Visited, Work, discoveries_per_step, read_page,
+    Direction, ListCursor, Neighbor, NeighborSource, Progress, Visited, Work, discoveries_per_step,
+    read_page,
 };
 use hashbrown::HashMap;
 
@@ -51,7 +52,7 @@ pub struct Bfs {
     started: bool,
     outcome: Option<BfsOutcome>,
     work: Work,
-    scratch: Vec<u64>,
+    scratch: Vec<Neighbor>,
 }
 
 impl Bfs {
@@ -126,7 +127,7 @@ impl Bfs {
             if read_page(src, v, dir, list, work, room, &mut page) {
                 self.cursor += 1;
             }
-            for &w in &page {
+            for &Neighbor { id: w, .. } in &page {
                 if self.discover(w, v) && self.query.target == Some(w) {
                     self.path = Some(self.path_to(w));
                     self.scratch = page;

@@ -1,5 +1,6 @@
 use crate::{
-    Direction, ListCursor, NeighborSource, Progress, Work, discoveries_per_step, read_page,
+    Direction, ListCursor, Neighbor, NeighborSource, Progress, Work, discoveries_per_step,
+    read_page,
 };
 use hashbrown::HashMap;
 
@@ -99,7 +100,7 @@ pub struct ShortestPath {
     started: bool,
     outcome: Option<PathOutcome>,
     work: Work,
-    scratch: Vec<u64>,
+    scratch: Vec<Neighbor>,
 }
 
 impl ShortestPath {
@@ -153,7 +154,7 @@ impl ShortestPath {
             if read_page(src, v, dir, &mut side.list, &mut self.work, room, &mut page) {
                 side.cursor += 1;
             }
-            for &w in &page {
+            for &Neighbor { id: w, .. } in &page {
                 if side.parents.contains_key(&w) {
                     continue;
                 }

@@ -1,5 +1,6 @@
 use crate::{
-    Direction, ListCursor, NeighborSource, Progress, Visited, Work, discoveries_per_step, read_page,
+    Direction, ListCursor, Neighbor, NeighborSource, Progress, Visited, Work, discoveries_per_step,
+    read_page,
 };
 use hashbrown::HashMap;
 
@@ -85,7 +86,7 @@ pub struct Dfs {
     started: bool,
     outcome: Option<DfsOutcome>,
     work: Work,
-    scratch: Vec<u64>,
+    scratch: Vec<Neighbor>,
 }
 
 /// What to do with a neighbor tried from a frame.
@@ -160,7 +161,7 @@ impl Dfs {
                     limit - spent,
                     &mut page,
                 );
-                for &w in &page {
+                for &Neighbor { id: w, .. } in &page {
                     if !self.never_entered(w, depth + 1) {
                         self.arena.push(w);
                     }

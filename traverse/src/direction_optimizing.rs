@@ -206,10 +206,23 @@ impl DirectionOptimizingBfs {
         let u = self.front[self.cursor];
         let rows = src.rows(u, self.query.dir);
         let (parts, end) = span(rows, self.pos, room);
-        for part in parts {
-            for &w in part {
-                if !bit(&self.visited, w) {
-                    self.discover(src, w);
+        let filter = src.filter();
+        if filter.is_all() {
+            for part in parts {
+                for &w in part {
+                    if !bit(&self.visited, w) {
+                        self.discover(src, w);
+                    }
+                }
+            }
+        } else {
+            let (attrs, _) = span(src.attrs(u, self.query.dir), self.pos, room);
+            for (part, attrs) in parts.into_iter().zip(attrs) {
+                for (i, &w) in part.iter().enumerate() {
+                    let label = attrs.get(i).map_or(0, |a| a.label);
+                    if filter.keeps(label) && !bit(&self.visited, w) {
+                        self.discover(src, w);
+                    }
                 }
             }
         }
@@ -222,19 +235,27 @@ impl DirectionOptimizingBfs {
         }
     }
 
-    /// Reads up to `room` arcs of the unvisited vertex at `cursor`, backwards, until one comes
-    /// from the frontier.
+    /// Reads up to `room` arcs of the unvisited vertex at `cursor`, backwards, until one that
+    /// the filter keeps comes from the frontier.
     #[inline]
     fn bottom_up<S: DenseSource + ?Sized>(&mut self, src: &S, room: usize) {
         let v = self.cursor as u32;
-        let rows = src.rows(v, self.query.dir.reverse());
+        let back = self.query.dir.reverse();
+        let rows = src.rows(v, back);
         let (parts, end) = span(rows, self.pos, room);
+        let filter = src.filter();
+        let attrs = match filter.is_all() {
+            true => [&[][..], &[][..]],
+            false => span(src.attrs(v, back), self.pos, room).0,
+        };
         let mut read = 0;
         let mut found = false;
-        'scan: for part in parts {
-            for &u in part {
+        'scan: for (part, attrs) in parts.into_iter().zip(attrs) {
+            for (i, &u) in part.iter().enumerate() {
                 read += 1;
-                if bit(&self.front_bits, u) {
+                if bit(&self.front_bits, u)
+                    && (filter.is_all() || filter.keeps(attrs.get(i).map_or(0, |a| a.label)))
+                {
                     found = true;
                     break 'scan;
                 }
@@ -374,10 +395,10 @@ impl DirectionOptimizingBfs {
 /// The part `from..` of the concatenated `rows`, at most `room` long, as two slices, and where
 /// it ends.
 #[inline]
-fn span(rows: [&[u32]; 2], from: usize, room: usize) -> ([&[u32]; 2], usize) {
+fn span<T>(rows: [&[T]; 2], from: usize, room: usize) -> ([&[T]; 2], usize) {
     let [a, b] = rows;
     let end = (a.len() + b.len()).min(from.saturating_add(room));
-    let cut = |row: &[u32], offset: usize| -> std::ops::Range<usize> {
+    let cut = |row: &[T], offset: usize| -> std::ops::Range<usize> {
         from.saturating_sub(offset).min(row.len())..end.saturating_sub(offset).min(row.len())
     };
     ([&a[cut(a, 0)], &b[cut(b, a.len())]], end)

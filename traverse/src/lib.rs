@@ -16,12 +16,19 @@
 //!   (Beamer et al.), over a [`DenseSource`] such as the in-memory [`AdjacencyGraph`].
 //! - [`Dfs`]: iterative depth-first search (neighbors in ascending id order, optionally
 //!   depth-bounded), with a preorder of the visited vertices.
+//! - [`WeightedPath`]: bidirectional Dijkstra over the arcs' weights.
+//!
+//! Arcs carry [`ArcAttrs`] (a label and a weight). A source may follow only some labels (an
+//! [`ArcFilter`]): it then hands the algorithms only the arcs that pass, so every algorithm
+//! honours a filter without knowing about it.
 
 mod adjacency;
 mod bfs;
 mod bidirectional;
 mod dfs;
+mod dijkstra;
 mod direction_optimizing;
+mod filter;
 mod overlay;
 mod visited;
 
@@ -29,7 +36,9 @@ pub use adjacency::{AdjacencyBuilder, AdjacencyGraph, BuildError};
 pub use bfs::{Bfs, BfsOutcome, BfsQuery};
 pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
 pub use dfs::{Dfs, DfsOutcome, DfsQuery};
+pub use dijkstra::{WeightedOutcome, WeightedPath, WeightedQuery};
 pub use direction_optimizing::{DirectionOptimizingBfs, Switching};
+pub use filter::{ALL_ARCS, ArcAttrs, ArcFilter, FilteredGraph, Neighbor};
 pub use overlay::{Change, OverlayStats};
 pub use visited::Visited;
 
@@ -124,26 +133,28 @@ impl ListCursor {
 /// Implementations must be cheap per call: the operator reads one page of neighbors at a time
 /// and calls `degree` once per newly discovered vertex (bidirectional search only).
 pub trait NeighborSource {
-    /// Appends at most `max` (at least 1) further neighbors of `v` in direction `dir`, starting
-    /// at `cursor` and advancing it; returns `true` once the whole list has been read. Pages
-    /// read from [`ListCursor::start`] until `true` together give every arc once. With
-    /// [`Direction::Both`] a vertex may appear twice (arcs in both directions); the operator
-    /// tolerates duplicates. An unknown `v` has an empty list.
+    /// Reads at most `max` (at least 1) further arcs of `v` in direction `dir`, starting at
+    /// `cursor` and advancing it, and appends those its filter keeps (each as the neighbor at
+    /// the arc's other end, with the arc's attributes); returns `true` once the whole list has
+    /// been read. Pages read from [`ListCursor::start`] until `true` together give every kept
+    /// arc once. With [`Direction::Both`] a vertex may appear twice (arcs in both directions);
+    /// the operator tolerates duplicates. An unknown `v` has an empty list.
     fn neighbors_page(
         &self,
         v: u64,
         dir: Direction,
         cursor: &mut ListCursor,
         max: usize,
-        out: &mut Vec<u64>,
+        out: &mut Vec<Neighbor>,
     ) -> bool;
-    /// The number of arcs the pages of `v` in `dir` hold.
+    /// The number of arcs the pages of `v` in `dir` read (filtered out or not): what expanding
+    /// `v` costs.
     fn degree(&self, v: u64, dir: Direction) -> u64;
     /// Whether `v` is a vertex of the graph.
     fn contains(&self, v: u64) -> bool;
 
-    /// Appends all neighbors of `v` in `dir` at once.
-    fn neighbors(&self, v: u64, dir: Direction, out: &mut Vec<u64>) {
+    /// Appends all kept neighbors of `v` in `dir` at once.
+    fn neighbors(&self, v: u64, dir: Direction, out: &mut Vec<Neighbor>) {
         let mut cursor = ListCursor::start(dir);
         while !self.neighbors_page(v, dir, &mut cursor, usize::MAX, out) {}
     }
@@ -165,9 +176,14 @@ pub trait DenseSource: NeighborSource {
     /// The vertex id in `slot` (meaningless for a slot that holds none).
     fn vertex(&self, slot: u32) -> u64;
     /// The arcs of `slot` followed in `dir`, as slots: for `Out` or `In` one row (and an empty
-    /// one), for `Both` the outgoing row, then the incoming one. Together they hold what
-    /// [`NeighborSource::neighbors`] returns, in slots.
+    /// one), for `Both` the outgoing row, then the incoming one. Unfiltered: together they hold
+    /// what [`NeighborSource::neighbors`] returns, in slots, before the filter.
     fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2];
+    /// The attributes of the arcs in [`rows`](Self::rows), entry for entry; empty rows when
+    /// every arc has the default attributes.
+    fn attrs(&self, slot: u32, dir: Direction) -> [&[ArcAttrs]; 2];
+    /// Which arcs the search follows.
+    fn filter(&self) -> &ArcFilter;
     /// The total length of the rows of every slot in `dir`.
     fn arc_total(&self, dir: Direction) -> u64;
 }
@@ -210,6 +226,7 @@ macro_rules! impl_search {
 impl_search!(Bfs, BfsOutcome, NeighborSource);
 impl_search!(Dfs, DfsOutcome, NeighborSource);
 impl_search!(ShortestPath, PathOutcome, NeighborSource);
+impl_search!(WeightedPath, WeightedOutcome, NeighborSource);
 impl_search!(DirectionOptimizingBfs, BfsOutcome, DenseSource);
 
 /// Work done by a traversal; the module reports it and uses it as the transaction budget.
@@ -239,7 +256,7 @@ impl Work {
 }
 
 /// Reads the next page (at most `max` arcs, at least 1) of `v`'s list in `dir` into `page`,
-/// beginning the list, and counting `v` as expanded, when `list` is `None`; counts the arcs read.
+/// beginning the list, and counting `v` as expanded, when `list` is `None`; counts the arcs kept.
 /// Returns whether the list is finished (then `list` is `None` again).
 pub(crate) fn read_page<S: NeighborSource + ?Sized>(
     src: &S,
@@ -248,7 +265,7 @@ pub(crate) fn read_page<S: NeighborSource + ?Sized>(
     list: &mut Option<ListCursor>,
     work: &mut Work,
     max: u64,
-    page: &mut Vec<u64>,
+    page: &mut Vec<Neighbor>,
 ) -> bool {
     let cursor = list.get_or_insert_with(|| {
         work.vertices_expanded += 1;

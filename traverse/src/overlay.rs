@@ -14,24 +14,29 @@
 //! since still shadow the new compressed rows, which is right, because a rewritten row is the
 //! whole row.
 
-use crate::Progress;
 use crate::adjacency::{AdjacencyGraph, Csr};
+use crate::{ArcAttrs, Progress};
 use hashbrown::HashMap;
 
 /// One change to a graph. Arcs are a set: inserting an arc that exists, removing one that does
 /// not, inserting a vertex that exists or removing one that does not, changes nothing. (A graph
 /// built by [`AdjacencyGraph::new`] from duplicate arcs keeps them until the arc is removed,
-/// which removes every copy.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// which removes every copy.) An arc is identified by its ends: inserting `src → dst` when it
+/// exists with other attributes changes nothing either.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Change {
-    /// Adds the arc `src → dst`, and either endpoint that is not a vertex yet.
+    /// Adds the arc `src → dst` with `attrs`, and either endpoint that is not a vertex yet.
     InsertArc {
         src: u64,
         dst: u64,
+        attrs: ArcAttrs,
     },
+    /// Removes the arc `src → dst`; `attrs` are those it had (a reader that undoes the change
+    /// needs them).
     RemoveArc {
         src: u64,
         dst: u64,
+        attrs: ArcAttrs,
     },
     InsertVertex(u64),
     /// Removes the vertex with all its arcs.
@@ -66,19 +71,32 @@ impl OverlayStats {
     }
 }
 
+/// One rewritten row: its slots and, in an attributed graph, their arcs' attributes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Row {
+    pub(crate) targets: Vec<u32>,
+    pub(crate) attrs: Vec<ArcAttrs>,
+}
+
+impl Row {
+    fn heap_bytes(&self) -> usize {
+        4 * self.targets.capacity() + std::mem::size_of::<ArcAttrs>() * self.attrs.capacity()
+    }
+}
+
 /// Rewritten rows of one direction: which slots have one (a bitmap, so that reading a row that
 /// was not rewritten costs one bit test), and the rows.
 #[derive(Debug, Clone, Default)]
 struct Rows {
     bits: Vec<u64>,
-    map: HashMap<u32, Vec<u32>>,
+    map: HashMap<u32, Row>,
     /// Total length of the rows.
     entries: usize,
 }
 
 impl Rows {
     #[inline]
-    fn get(&self, slot: u32) -> Option<&[u32]> {
+    fn get(&self, slot: u32) -> Option<&Row> {
         if self.map.is_empty() {
             return None;
         }
@@ -86,34 +104,37 @@ impl Rows {
         if word & (1 << (slot % 64)) == 0 {
             return None;
         }
-        self.map.get(&slot).map(Vec::as_slice)
+        self.map.get(&slot)
     }
 
     /// The row of `slot`, which must be in the map once `bits` says so.
-    fn get_mut(&mut self, slot: u32) -> Option<&mut Vec<u32>> {
+    fn get_mut(&mut self, slot: u32) -> Option<&mut Row> {
         self.map.get_mut(&slot)
     }
 
-    fn insert(&mut self, slot: u32, row: Vec<u32>) {
+    fn insert(&mut self, slot: u32, row: Row) {
         let word = slot as usize / 64;
         if self.bits.len() <= word {
             self.bits.resize(word + 1, 0);
         }
         self.bits[word] |= 1 << (slot % 64);
-        self.entries += row.len();
+        self.entries += row.targets.len();
         if let Some(old) = self.map.insert(slot, row) {
-            self.entries -= old.len();
+            self.entries -= old.targets.len();
+        }
+    }
+
+    /// Gives every entry the default attributes (the graph becomes attributed).
+    fn add_attrs(&mut self) {
+        for row in self.map.values_mut() {
+            row.attrs = vec![ArcAttrs::DEFAULT; row.targets.len()];
         }
     }
 
     fn heap_bytes(&self) -> usize {
         8 * self.bits.capacity()
             + self.map.allocation_size()
-            + self
-                .map
-                .values()
-                .map(|row| 4 * row.capacity())
-                .sum::<usize>()
+            + self.map.values().map(Row::heap_bytes).sum::<usize>()
     }
 }
 
@@ -170,7 +191,7 @@ pub(crate) struct Overlay {
 impl Overlay {
     /// The rewritten row of `slot`, if there is one.
     #[inline]
-    pub(crate) fn row(&self, slot: u32, incoming: bool) -> Option<&[u32]> {
+    pub(crate) fn row(&self, slot: u32, incoming: bool) -> Option<&Row> {
         self.active
             .rows(incoming)
             .get(slot)
@@ -196,8 +217,8 @@ impl AdjacencyGraph {
         changes
             .into_iter()
             .filter(|&change| match change {
-                Change::InsertArc { src, dst } => self.insert_arc(src, dst),
-                Change::RemoveArc { src, dst } => self.remove_arc(src, dst),
+                Change::InsertArc { src, dst, attrs } => self.insert_arc(src, dst, attrs),
+                Change::RemoveArc { src, dst, .. } => self.remove_arc(src, dst),
                 Change::InsertVertex(v) => self.insert_vertex(v),
                 Change::RemoveVertex(v) => self.remove_vertex(v),
             })
@@ -235,24 +256,29 @@ impl AdjacencyGraph {
             self.overlay
                 .active
                 .rows_mut(incoming)
-                .insert(slot, Vec::new());
+                .insert(slot, Row::default());
         }
         self.overlay.free.push(slot);
         self.overlay.active.changes += 1;
         true
     }
 
-    /// Adds the arc `src → dst` (and either endpoint that is missing) unless it exists; returns
-    /// whether it was added. Costs the length of the shorter of `src`'s outgoing and `dst`'s
-    /// incoming rows, and the first time a row is rewritten, its length.
-    pub fn insert_arc(&mut self, src: u64, dst: u64) -> bool {
+    /// Adds the arc `src → dst` with `attrs` (and either endpoint that is missing) unless it
+    /// exists; returns whether it was added. Costs the length of the shorter of `src`'s
+    /// outgoing and `dst`'s incoming rows, and the first time a row is rewritten, its length;
+    /// the first arc with other than default attributes in a graph without any costs a pass
+    /// over all rows (see [`AdjacencyGraph`]).
+    pub fn insert_arc(&mut self, src: u64, dst: u64, attrs: ArcAttrs) -> bool {
         let s = self.slot_or_new(src);
         let d = self.slot_or_new(dst);
         if self.has_arc(s, d) {
             return false;
         }
-        self.push_entry(s, false, d);
-        self.push_entry(d, true, s);
+        if !attrs.is_default() {
+            self.add_attrs();
+        }
+        self.push_entry(s, false, d, attrs);
+        self.push_entry(d, true, s, attrs);
         self.arcs += 1;
         self.overlay.active.changes += 1;
         true
@@ -315,12 +341,14 @@ impl AdjacencyGraph {
                 self.arcs < u32::MAX as usize,
                 "too many arcs for compressed rows"
             );
+            let attributed = self.attributed;
             let fresh = || {
                 let mut offsets = Vec::with_capacity(slots + 1);
                 offsets.push(0);
                 Csr {
                     offsets,
                     targets: Vec::with_capacity(self.arcs),
+                    attrs: Vec::with_capacity(if attributed { self.arcs } else { 0 }),
                 }
             };
             *compaction = Some(Box::new(Compaction {
@@ -347,13 +375,14 @@ impl AdjacencyGraph {
                 continue;
             }
             let slot = c.next as u32;
-            let row = match frozen.rows(c.incoming).get(slot) {
-                Some(row) => row,
-                None if c.incoming => self.inc.row(slot),
-                None => self.out.row(slot),
+            let (row, attrs) = match frozen.rows(c.incoming).get(slot) {
+                Some(row) => (&row.targets[..], &row.attrs[..]),
+                None if c.incoming => (self.inc.row(slot), self.inc.row_attrs(slot)),
+                None => (self.out.row(slot), self.out.row_attrs(slot)),
             };
             let fresh = if c.incoming { &mut c.inc } else { &mut c.out };
             fresh.targets.extend_from_slice(row);
+            fresh.attrs.extend_from_slice(attrs);
             fresh.offsets.push(fresh.targets.len() as u32);
             work += 1 + row.len();
             c.next += 1;
@@ -422,28 +451,74 @@ impl AdjacencyGraph {
     }
 
     /// The rewritable row of `slot`: copied into the overlay the first time.
-    fn row_mut(&mut self, slot: u32, incoming: bool) -> &mut Vec<u32> {
+    fn row_mut(&mut self, slot: u32, incoming: bool) -> &mut Row {
         if self.overlay.active.rows(incoming).get(slot).is_none() {
-            let copy = self.row(slot, incoming).to_vec();
+            let copy = Row {
+                targets: self.row(slot, incoming).to_vec(),
+                attrs: self.row_attrs(slot, incoming).to_vec(),
+            };
             self.overlay.active.rows_mut(incoming).insert(slot, copy);
         }
         let rows = self.overlay.active.rows_mut(incoming);
         rows.get_mut(slot).expect("a rewritten row")
     }
 
-    /// Appends `x` to the row of `slot`.
-    fn push_entry(&mut self, slot: u32, incoming: bool, x: u32) {
-        self.row_mut(slot, incoming).push(x);
+    /// Appends `x`, over an arc with `attrs`, to the row of `slot`.
+    fn push_entry(&mut self, slot: u32, incoming: bool, x: u32, attrs: ArcAttrs) {
+        let attributed = self.attributed;
+        let row = self.row_mut(slot, incoming);
+        row.targets.push(x);
+        if attributed {
+            row.attrs.push(attrs);
+        }
         self.overlay.active.rows_mut(incoming).entries += 1;
     }
 
     /// Removes every `x` from the row of `slot`; returns how many there were.
     fn remove_entries(&mut self, slot: u32, incoming: bool, x: u32) -> usize {
         let row = self.row_mut(slot, incoming);
-        let before = row.len();
-        row.retain(|&y| y != x);
-        let removed = before - row.len();
+        let before = row.targets.len();
+        if row.attrs.is_empty() {
+            row.targets.retain(|&y| y != x);
+        } else {
+            let mut kept = 0;
+            for i in 0..before {
+                if row.targets[i] != x {
+                    row.targets[kept] = row.targets[i];
+                    row.attrs[kept] = row.attrs[i];
+                    kept += 1;
+                }
+            }
+            row.targets.truncate(kept);
+            row.attrs.truncate(kept);
+        }
+        let removed = before - row.targets.len();
         self.overlay.active.rows_mut(incoming).entries -= removed;
         removed
+    }
+
+    /// Makes the graph attributed, every arc so far with the default attributes: one pass over
+    /// all rows, once.
+    fn add_attrs(&mut self) {
+        if self.attributed {
+            return;
+        }
+        self.attributed = true;
+        self.out.add_attrs();
+        self.inc.add_attrs();
+        let Overlay {
+            active,
+            frozen,
+            compaction,
+            ..
+        } = &mut self.overlay;
+        for layer in [active, frozen] {
+            layer.out.add_attrs();
+            layer.inc.add_attrs();
+        }
+        if let Some(c) = compaction {
+            c.out.add_attrs();
+            c.inc.add_attrs();
+        }
     }
 }

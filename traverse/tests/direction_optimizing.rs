@@ -221,7 +221,7 @@ impl NeighborSource for WithIsolated<'_> {
         dir: Direction,
         cursor: &mut ListCursor,
         max: usize,
-        out: &mut Vec<u64>,
+        out: &mut Vec<graph_traverse::Neighbor>,
     ) -> bool {
         self.graph.neighbors_page(v, dir, cursor, max, out)
     }
@@ -245,6 +245,12 @@ impl DenseSource for WithIsolated<'_> {
     }
     fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
         self.graph.rows(slot, dir)
+    }
+    fn attrs(&self, slot: u32, dir: Direction) -> [&[graph_traverse::ArcAttrs]; 2] {
+        self.graph.attrs(slot, dir)
+    }
+    fn filter(&self) -> &graph_traverse::ArcFilter {
+        self.graph.filter()
     }
     fn arc_total(&self, dir: Direction) -> u64 {
         self.graph.arc_total(dir)

@@ -5,7 +5,7 @@
 // A global allocator implements the unsafe `GlobalAlloc` trait; it only forwards to `System`.
 #![allow(unsafe_code)]
 
-use graph_traverse::{AdjacencyBuilder, AdjacencyGraph, Change, Progress};
+use graph_traverse::{AdjacencyBuilder, AdjacencyGraph, ArcAttrs, Change, Progress};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
@@ -50,10 +50,12 @@ fn heap_bytes_is_what_the_allocator_holds() {
                 Change::InsertArc {
                     src: i,
                     dst: 10_000 + i % 700,
+                    attrs: ArcAttrs::DEFAULT,
                 },
                 Change::RemoveArc {
                     src: i,
                     dst: (i + 2) % 3_000,
+                    attrs: ArcAttrs::DEFAULT,
                 },
             ]
         })
@@ -76,8 +78,22 @@ fn heap_bytes_is_what_the_allocator_holds() {
         g.compact_step(1_000);
     }
     assert!(g.overlay_stats().compacting);
-    g.apply([Change::InsertArc { src: 1, dst: 2_000 }]);
-    assert_eq!(held(&g), g.heap_bytes() as isize, "mid-compaction");
+    // A labelled arc: every row gets an attribute column, the compaction's fresh rows too.
+    let attrs = ArcAttrs {
+        label: 3,
+        weight: 2.5,
+    };
+    g.apply([Change::InsertArc {
+        src: 1,
+        dst: 2_000,
+        attrs,
+    }]);
+    assert!(g.is_attributed());
+    assert_eq!(
+        held(&g),
+        g.heap_bytes() as isize,
+        "mid-compaction, attributed"
+    );
 
     g.compact();
     assert_eq!(held(&g), g.heap_bytes() as isize, "compacted");

@@ -3,16 +3,16 @@
 //! included), every neighbor list, degree, existence check, BFS (top-down and
 //! direction-optimizing), DFS and shortest path of the changed graph equals that of
 //! `AdjacencyGraph::new` on the resulting vertex and arc sets, before, during and after
-//! compaction.
+//! compaction. Arcs carry random attributes (labels and weights), which must follow too.
 
 use graph_traverse::{
-    AdjacencyBuilder, AdjacencyGraph, Bfs, BfsOutcome, BfsQuery, Change, DenseSource, Dfs,
-    DfsQuery, Direction, DirectionOptimizingBfs, ListCursor, NeighborSource, PathOutcome,
+    AdjacencyBuilder, AdjacencyGraph, ArcAttrs, Bfs, BfsOutcome, BfsQuery, Change, DenseSource,
+    Dfs, DfsQuery, Direction, DirectionOptimizingBfs, ListCursor, NeighborSource, PathOutcome,
     PathQuery, Progress, ShortestPath, Switching,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 mod common;
 use common::random_graph;
@@ -23,7 +23,7 @@ const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 #[derive(Default)]
 struct Model {
     vertices: BTreeSet<u64>,
-    arcs: BTreeSet<(u64, u64)>,
+    arcs: BTreeMap<(u64, u64), ArcAttrs>,
     /// Ids that were vertices once, to probe after their removal.
     seen: BTreeSet<u64>,
 }
@@ -32,28 +32,30 @@ impl Model {
     /// Applies `change` as a set operation; returns whether it changed anything.
     fn apply(&mut self, change: Change) -> bool {
         match change {
-            Change::InsertArc { src, dst } => {
+            Change::InsertArc { src, dst, attrs } => {
                 for v in [src, dst] {
                     self.vertices.insert(v);
                     self.seen.insert(v);
                 }
-                self.arcs.insert((src, dst))
+                let new = !self.arcs.contains_key(&(src, dst));
+                self.arcs.entry((src, dst)).or_insert(attrs);
+                new
             }
-            Change::RemoveArc { src, dst } => self.arcs.remove(&(src, dst)),
+            Change::RemoveArc { src, dst, .. } => self.arcs.remove(&(src, dst)).is_some(),
             Change::InsertVertex(v) => {
                 self.seen.insert(v);
                 self.vertices.insert(v)
             }
             Change::RemoveVertex(v) => {
-                self.arcs.retain(|&(s, d)| s != v && d != v);
+                self.arcs.retain(|&(s, d), _| s != v && d != v);
                 self.vertices.remove(&v)
             }
         }
     }
 
     fn build(&self) -> AdjacencyGraph {
-        let arcs: Vec<(u64, u64)> = self.arcs.iter().copied().collect();
-        AdjacencyGraph::new(self.vertices.iter().copied(), &arcs)
+        let arcs = self.arcs.iter().map(|(&(s, d), &a)| (s, d, a));
+        AdjacencyGraph::with_attrs(self.vertices.iter().copied(), arcs)
     }
 
     fn random_vertex(&self, rng: &mut ChaCha8Rng) -> Option<u64> {
@@ -73,19 +75,21 @@ impl Model {
             0..=7 => {
                 let src = some_id(rng);
                 let dst = if rng.gen_bool(0.1) { src } else { some_id(rng) };
-                Change::InsertArc { src, dst }
+                let attrs = random_attrs(rng);
+                Change::InsertArc { src, dst, attrs }
             }
             8..=12 if !self.arcs.is_empty() => {
-                let (src, dst) = *self
+                let (&(src, dst), &attrs) = self
                     .arcs
                     .iter()
                     .nth(rng.gen_range(0..self.arcs.len()))
                     .unwrap();
-                Change::RemoveArc { src, dst }
+                Change::RemoveArc { src, dst, attrs }
             }
             8..=13 => Change::RemoveArc {
                 src: some_id(rng),
                 dst: some_id(rng),
+                attrs: ArcAttrs::DEFAULT,
             },
             14..=16 => Change::InsertVertex(some_id(rng)),
             _ => Change::RemoveVertex(some_id(rng)),
@@ -93,11 +97,33 @@ impl Model {
     }
 }
 
-fn sorted_neighbors(g: &AdjacencyGraph, v: u64, dir: Direction) -> Vec<u64> {
-    let mut out = Vec::new();
-    g.neighbors(v, dir, &mut out);
+/// Mostly the default attributes (a graph becomes attributed only with its first other arc).
+fn random_attrs(rng: &mut ChaCha8Rng) -> ArcAttrs {
+    if rng.gen_bool(0.7) {
+        return ArcAttrs::DEFAULT;
+    }
+    ArcAttrs {
+        label: rng.gen_range(0..4),
+        weight: [0.0, 0.5, 1.0, 2.0, 7.25][rng.gen_range(0..5)],
+    }
+}
+
+/// A neighbor list as comparable values: (neighbor, label, weight bits), sorted.
+type Arcs = Vec<(u64, u32, u32)>;
+
+fn comparable(page: &[graph_traverse::Neighbor]) -> Arcs {
+    let mut out: Arcs = page
+        .iter()
+        .map(|n| (n.id, n.attrs.label, n.attrs.weight.to_bits()))
+        .collect();
     out.sort_unstable();
     out
+}
+
+fn sorted_neighbors(g: &AdjacencyGraph, v: u64, dir: Direction) -> Arcs {
+    let mut out = Vec::new();
+    g.neighbors(v, dir, &mut out);
+    comparable(&out)
 }
 
 /// Everything a query can observe, compared between the changed graph and a fresh one.
@@ -124,15 +150,19 @@ fn check_same(g: &AdjacencyGraph, model: &Model, rng: &mut ChaCha8Rng, ctx: &str
             let mut paged = Vec::new();
             let mut cursor = ListCursor::start(dir);
             while !g.neighbors_page(v, dir, &mut cursor, rng.gen_range(1..4), &mut paged) {}
-            paged.sort_unstable();
-            assert_eq!(paged, whole, "{ctx}: pages of {v} {dir}");
+            assert_eq!(comparable(&paged), whole, "{ctx}: pages of {v} {dir}");
             if let Some(slot) = g.slot(v) {
                 assert_eq!(g.vertex(slot), v, "{ctx}");
-                let mut rows: Vec<u64> = g
-                    .rows(slot, dir)
-                    .concat()
+                let targets = g.rows(slot, dir).concat();
+                let attrs = g.attrs(slot, dir).concat();
+                assert!(attrs.is_empty() || attrs.len() == targets.len(), "{ctx}");
+                let mut rows: Arcs = targets
                     .iter()
-                    .map(|&s| g.vertex(s))
+                    .enumerate()
+                    .map(|(i, &s)| {
+                        let a = attrs.get(i).copied().unwrap_or_default();
+                        (g.vertex(s), a.label, a.weight.to_bits())
+                    })
                     .collect();
                 rows.sort_unstable();
                 assert_eq!(rows, whole, "{ctx}: rows of {v} {dir}");
@@ -214,8 +244,8 @@ fn check_same(g: &AdjacencyGraph, model: &Model, rng: &mut ChaCha8Rng, ctx: &str
                     };
                     let back = (arc.1, arc.0);
                     assert!(
-                        model.arcs.contains(&arc)
-                            || (dir == Direction::Both && model.arcs.contains(&back)),
+                        model.arcs.contains_key(&arc)
+                            || (dir == Direction::Both && model.arcs.contains_key(&back)),
                         "{ctx}: {path:?} is not a path"
                     );
                 }
@@ -232,26 +262,34 @@ fn check_same(g: &AdjacencyGraph, model: &Model, rng: &mut ChaCha8Rng, ctx: &str
 }
 
 /// The starting graph: a random graph (isolated vertices, sparse ids, self-loops; duplicates
-/// dropped, since arcs are a set) built at once, or its arcs built in steps as the module does.
-fn start(seed: u64, model: &mut Model) -> AdjacencyGraph {
+/// dropped, since arcs are a set) built at once, or its arcs built in steps as the module does;
+/// every other one with random attributes.
+fn start(seed: u64, model: &mut Model, rng: &mut ChaCha8Rng) -> AdjacencyGraph {
     let tg = random_graph(seed);
     let mut arcs = tg.arcs.clone();
     arcs.sort_unstable();
     arcs.dedup();
-    model.arcs.extend(arcs.iter().copied());
+    let arcs: Vec<(u64, u64, ArcAttrs)> = arcs
+        .into_iter()
+        .map(|(s, d)| match seed % 2 {
+            0 => (s, d, ArcAttrs::DEFAULT),
+            _ => (s, d, random_attrs(rng)),
+        })
+        .collect();
+    model.arcs.extend(arcs.iter().map(|&(s, d, a)| ((s, d), a)));
     if seed.is_multiple_of(3) {
         let mut b = AdjacencyBuilder::with_capacity(0, 0);
-        b.add_arcs(arcs.iter().copied()).unwrap();
+        b.add_attributed_arcs(arcs.iter().copied()).unwrap();
         while b.finish_step(7) == Progress::Suspended {}
         model
             .vertices
-            .extend(arcs.iter().flat_map(|&(s, d)| [s, d]));
+            .extend(arcs.iter().flat_map(|&(s, d, _)| [s, d]));
         model.seen = model.vertices.clone();
         b.into_graph()
     } else {
         model.vertices.extend(tg.vertices.iter().copied());
         model.seen = model.vertices.clone();
-        AdjacencyGraph::new(tg.vertices.iter().copied(), &arcs)
+        AdjacencyGraph::with_attrs(tg.vertices.iter().copied(), arcs)
     }
 }
 
@@ -261,7 +299,7 @@ fn changed_graph_answers_like_a_fresh_one() {
     for seed in 0..200 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xc4a);
         let mut model = Model::default();
-        let mut g = start(seed, &mut model);
+        let mut g = start(seed, &mut model, &mut rng);
         check_same(&g, &model, &mut rng, &format!("seed {seed}: start"));
         for batch in 0..12 {
             let ctx = format!("seed {seed} batch {batch}");
@@ -312,7 +350,7 @@ fn removing_an_arc_removes_every_copy_and_slots_are_reused() {
     // Built with a duplicate arc 1 → 2 and a self-loop on 3.
     let mut g = AdjacencyGraph::new([9], &[(1, 2), (1, 2), (2, 3), (3, 3)]);
     assert_eq!(g.arc_count(), 4);
-    assert!(!g.insert_arc(1, 2), "exists (twice)");
+    assert!(!g.insert_arc(1, 2, ArcAttrs::DEFAULT), "exists (twice)");
     assert!(g.remove_arc(1, 2));
     assert_eq!(
         (
@@ -332,11 +370,14 @@ fn removing_an_arc_removes_every_copy_and_slots_are_reused() {
     assert_eq!(g.slots(), slots);
     assert_eq!(g.degree(40, Direction::Both), 0);
     assert!(!g.insert_vertex(40));
-    assert!(g.insert_arc(40, 41));
+    assert!(g.insert_arc(40, 41, ArcAttrs::DEFAULT));
     assert_eq!(g.slots(), slots + 1);
     assert_eq!(g.overlay_stats().free_slots, 0);
     g.compact();
-    assert_eq!(sorted_neighbors(&g, 41, Direction::In), [40]);
+    assert_eq!(
+        sorted_neighbors(&g, 41, Direction::In),
+        [(40, 0, 1f32.to_bits())]
+    );
     assert_eq!((g.vertex_count(), g.arc_count()), (5, 1));
 }
 
@@ -349,6 +390,7 @@ fn compaction_steps_are_bounded_and_the_graph_stays_usable() {
     g.apply((0..n).map(|i| Change::InsertArc {
         src: i,
         dst: (i + n / 2) % n,
+        attrs: ArcAttrs::DEFAULT,
     }));
     let before = g.overlay_stats();
     assert_eq!(before.rows, 2 * n as usize);
@@ -367,7 +409,11 @@ fn compaction_steps_are_bounded_and_the_graph_stays_usable() {
     let after = g.overlay_stats();
     // The change made mid-compaction stays in the overlay (rows of 0 and 1).
     assert_eq!((after.rows, after.base_entries), (2, 2 * 20_000));
-    assert_eq!(sorted_neighbors(&g, 0, Direction::Out), [2, 3, 2_500]);
+    let ids: Vec<u64> = sorted_neighbors(&g, 0, Direction::Out)
+        .iter()
+        .map(|a| a.0)
+        .collect();
+    assert_eq!(ids, [2, 3, 2_500]);
     g.compact();
     assert_eq!(g.overlay_stats().rows, 0);
     assert_eq!(g.arc_count(), 19_999);

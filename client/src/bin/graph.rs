@@ -66,8 +66,15 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         resume_from: usize,
     },
-    /// Add the edge A → B (creating missing vertices).
-    AddEdge { a: u64, b: u64 },
+    /// Add the edge A → B (creating missing vertices), optionally with a label and a weight.
+    AddEdge {
+        a: u64,
+        b: u64,
+        #[arg(long, default_value = "")]
+        label: String,
+        #[arg(long, default_value_t = 1.0)]
+        weight: f32,
+    },
     /// Remove the edge A → B.
     RemoveEdge { a: u64, b: u64 },
     /// List the distinct neighbors of V.
@@ -75,6 +82,8 @@ enum Command {
         v: u64,
         #[arg(long, default_value = "out")]
         dir: Direction,
+        #[command(flatten)]
+        labels: Labels,
         #[arg(long, default_value_t = 100)]
         limit: u32,
     },
@@ -83,6 +92,8 @@ enum Command {
         v: u64,
         #[arg(long, default_value = "out")]
         dir: Direction,
+        #[command(flatten)]
+        labels: Labels,
         #[arg(long)]
         depth: Option<u32>,
         /// How many visited vertices to list.
@@ -94,20 +105,33 @@ enum Command {
         v: u64,
         #[arg(long, default_value = "out")]
         dir: Direction,
+        #[command(flatten)]
+        labels: Labels,
         #[arg(long)]
         depth: Option<u32>,
         /// How many visited vertices to list.
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
-    /// A shortest path from A to B.
+    /// A shortest path from A to B (fewest edges).
     Path {
         a: u64,
         b: u64,
         #[arg(long, default_value = "out")]
         dir: Direction,
+        #[command(flatten)]
+        labels: Labels,
         #[arg(long)]
         max_depth: Option<u32>,
+    },
+    /// A path of least total weight from A to B (bidirectional Dijkstra).
+    WeightedPath {
+        a: u64,
+        b: u64,
+        #[arg(long, default_value = "out")]
+        dir: Direction,
+        #[command(flatten)]
+        labels: Labels,
     },
     /// Vertex and edge counts and the graph version.
     Stats,
@@ -134,6 +158,21 @@ enum Command {
         #[arg(long, value_parser = humantime::parse_duration)]
         duration: Option<Duration>,
     },
+}
+
+/// The edge labels a query follows.
+#[derive(Debug, Clone, clap::Args)]
+struct Labels {
+    /// Follow only edges with one of these labels (comma-separated; an empty name: unlabelled
+    /// edges). By default every edge.
+    #[arg(long = "labels", value_delimiter = ',')]
+    names: Vec<String>,
+}
+
+impl Labels {
+    fn names(&self) -> Vec<&str> {
+        self.names.iter().map(String::as_str).collect()
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -374,10 +413,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::AddEdge { a, b } | Command::RemoveEdge { a, b } => {
+        Command::AddEdge { a, b, .. } | Command::RemoveEdge { a, b } => {
             let adding = matches!(cli.command, Command::AddEdge { .. });
-            if adding {
-                db.add_edges(&[a], &[b])?;
+            if let Command::AddEdge { label, weight, .. } = &cli.command {
+                db.add_labelled_edges(&[a], &[b], std::slice::from_ref(label), &[0], &[*weight])?;
             } else {
                 db.remove_edges(&[a], &[b])?;
             }
@@ -392,8 +431,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("{verb} {a} → {b}; the graph has {} edges", info.edges);
             }
         }
-        Command::Neighbors { v, dir, limit } => {
-            let n = db.neighbors(v, dir, limit)?.value;
+        Command::Neighbors {
+            v,
+            dir,
+            ref labels,
+            limit,
+        } => {
+            let n = db.neighbors_over(v, dir, &labels.names(), limit)?.value;
             if g.json {
                 println!(
                     "{}",
@@ -409,10 +453,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bfs {
             v,
             dir,
+            ref labels,
             depth,
             limit,
         } => {
-            let r = db.bfs(v, dir, depth, limit, TxOptions::default())?.value;
+            let names = labels.names();
+            let r = db
+                .bfs_over(v, dir, &names, depth, limit, TxOptions::default())?
+                .value;
             if g.json {
                 println!(
                     "{}",
@@ -431,10 +479,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Dfs {
             v,
             dir,
+            ref labels,
             depth,
             limit,
         } => {
-            let r = db.dfs(v, dir, depth, limit, TxOptions::default())?.value;
+            let names = labels.names();
+            let r = db
+                .dfs_over(v, dir, &names, depth, limit, TxOptions::default())?
+                .value;
             if g.json {
                 println!(
                     "{}",
@@ -454,10 +506,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             a,
             b,
             dir,
+            ref labels,
             max_depth,
         } => {
+            let names = labels.names();
             let p = db
-                .shortest_path(a, b, dir, max_depth, TxOptions::default())?
+                .shortest_path_over(a, b, dir, &names, max_depth, TxOptions::default())?
                 .value;
             if g.json {
                 println!(
@@ -470,6 +524,35 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 let list: Vec<String> = p.path.iter().map(u64::to_string).collect();
                 println!("{} hops: {}", p.path.len() - 1, list.join(" → "));
+                stats(&p.stats);
+            }
+        }
+        Command::WeightedPath {
+            a,
+            b,
+            dir,
+            ref labels,
+        } => {
+            let names = labels.names();
+            let p = db
+                .weighted_shortest_path(a, b, dir, &names, TxOptions::default())?
+                .value;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"source": a, "target": b, "status": format!("{:?}", p.status), "path": p.path, "weight": p.weight, "hops": p.hops, "stats": to_sats_json(&p.stats)})
+                );
+            } else if p.path.is_empty() {
+                println!("no path from {a} to {b} ({dir}): {:?}", p.status);
+                stats(&p.stats);
+            } else {
+                let list: Vec<String> = p.path.iter().map(u64::to_string).collect();
+                println!(
+                    "weight {} over {} hops: {}",
+                    p.weight,
+                    p.hops,
+                    list.join(" → ")
+                );
                 stats(&p.stats);
             }
         }

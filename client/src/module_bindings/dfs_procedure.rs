@@ -13,6 +13,7 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub struct DfsArgs {
     pub start: u64,
     pub direction: String,
+    pub edge_labels: Vec<String>,
     pub max_depth: Option<u32>,
     pub vertex_limit: u32,
     pub tx_budget: u32,
@@ -31,6 +32,7 @@ pub trait dfs {
         &self,
         start: u64,
         direction: String,
+        edge_labels: Vec<String>,
         max_depth: Option<u32>,
         vertex_limit: u32,
         tx_budget: u32,
@@ -39,6 +41,7 @@ pub trait dfs {
         self.dfs_then(
             start,
             direction,
+            edge_labels,
             max_depth,
             vertex_limit,
             tx_budget,
@@ -53,6 +56,7 @@ pub trait dfs {
         &self,
         start: u64,
         direction: String,
+        edge_labels: Vec<String>,
         max_depth: Option<u32>,
         vertex_limit: u32,
         tx_budget: u32,
@@ -70,6 +74,7 @@ impl dfs for super::RemoteProcedures {
         &self,
         start: u64,
         direction: String,
+        edge_labels: Vec<String>,
         max_depth: Option<u32>,
         vertex_limit: u32,
         tx_budget: u32,
@@ -86,6 +91,7 @@ impl dfs for super::RemoteProcedures {
                 DfsArgs {
                     start,
                     direction,
+                    edge_labels,
                     max_depth,
                     vertex_limit,
                     tx_budget,

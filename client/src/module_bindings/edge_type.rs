@@ -11,6 +11,8 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub struct Edge {
     pub src: u64,
     pub dst: u64,
+    pub label: u32,
+    pub weight: f32,
 }
 
 impl __sdk::InModule for Edge {
@@ -21,6 +23,8 @@ impl __sdk::InModule for Edge {
 pub struct EdgeCols {
     pub src: __sdk::__query_builder::Col<Edge, u64>,
     pub dst: __sdk::__query_builder::Col<Edge, u64>,
+    pub label: __sdk::__query_builder::Col<Edge, u32>,
+    pub weight: __sdk::__query_builder::Col<Edge, f32>,
 }
 
 impl __sdk::__query_builder::HasCols for Edge {
@@ -29,6 +33,8 @@ impl __sdk::__query_builder::HasCols for Edge {
         EdgeCols {
             src: __sdk::__query_builder::Col::new(table_name, "src"),
             dst: __sdk::__query_builder::Col::new(table_name, "dst"),
+            label: __sdk::__query_builder::Col::new(table_name, "label"),
+            weight: __sdk::__query_builder::Col::new(table_name, "weight"),
         }
     }
 }

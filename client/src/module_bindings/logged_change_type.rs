@@ -14,6 +14,8 @@ pub struct LoggedChange {
     pub kind: ChangeKind,
     pub src: u64,
     pub dst: u64,
+    pub label: u32,
+    pub weight: f32,
 }
 
 impl __sdk::InModule for LoggedChange {

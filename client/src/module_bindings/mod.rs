@@ -7,6 +7,7 @@
 use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 
 pub mod add_edges_reducer;
+pub mod add_labelled_edges_reducer;
 pub mod add_vertices_reducer;
 pub mod bfs_full_scan_procedure;
 pub mod bfs_full_scan_reducer_reducer;
@@ -19,6 +20,8 @@ pub mod check_report_type;
 pub mod clear_graph_reducer;
 pub mod dfs_procedure;
 pub mod dfs_result_type;
+pub mod edge_label_table;
+pub mod edge_label_type;
 pub mod edge_table;
 pub mod edge_type;
 pub mod grant_writer_reducer;
@@ -50,8 +53,11 @@ pub mod traversal_result_table;
 pub mod traversal_result_type;
 pub mod vertex_table;
 pub mod vertex_type;
+pub mod weighted_path_result_type;
+pub mod weighted_shortest_path_procedure;
 
 pub use add_edges_reducer::add_edges;
+pub use add_labelled_edges_reducer::add_labelled_edges;
 pub use add_vertices_reducer::add_vertices;
 pub use bfs_full_scan_procedure::bfs_full_scan;
 pub use bfs_full_scan_reducer_reducer::bfs_full_scan_reducer;
@@ -64,6 +70,8 @@ pub use check_report_type::CheckReport;
 pub use clear_graph_reducer::clear_graph;
 pub use dfs_procedure::dfs;
 pub use dfs_result_type::DfsResult;
+pub use edge_label_table::*;
+pub use edge_label_type::EdgeLabel;
 pub use edge_table::*;
 pub use edge_type::Edge;
 pub use grant_writer_reducer::grant_writer;
@@ -95,6 +103,8 @@ pub use traversal_result_table::*;
 pub use traversal_result_type::TraversalResult;
 pub use vertex_table::*;
 pub use vertex_type::Vertex;
+pub use weighted_path_result_type::WeightedPathResult;
+pub use weighted_shortest_path_procedure::weighted_shortest_path;
 
 /// A call of one of the module's reducers, with its arguments: the SDK reports it in
 /// [`__sdk::ReducerEvent`]s.
@@ -103,6 +113,13 @@ pub enum Reducer {
     AddEdges {
         src: Vec<u64>,
         dst: Vec<u64>,
+    },
+    AddLabelledEdges {
+        src: Vec<u64>,
+        dst: Vec<u64>,
+        label_names: Vec<String>,
+        labels: Vec<u32>,
+        weights: Vec<f32>,
     },
     AddVertices {
         ids: Vec<u64>,
@@ -145,6 +162,7 @@ impl __sdk::Reducer for Reducer {
     fn reducer_name(&self) -> &'static str {
         match self {
             Reducer::AddEdges { .. } => "add_edges",
+            Reducer::AddLabelledEdges { .. } => "add_labelled_edges",
             Reducer::AddVertices { .. } => "add_vertices",
             Reducer::BfsFullScanReducer { .. } => "bfs_full_scan_reducer",
             Reducer::ClearGraph => "clear_graph",
@@ -166,6 +184,19 @@ impl __sdk::Reducer for Reducer {
                     dst: dst.clone(),
                 })
             }
+            Reducer::AddLabelledEdges {
+                src,
+                dst,
+                label_names,
+                labels,
+                weights,
+            } => __sats::bsatn::to_vec(&add_labelled_edges_reducer::AddLabelledEdgesArgs {
+                src: src.clone(),
+                dst: dst.clone(),
+                label_names: label_names.clone(),
+                labels: labels.clone(),
+                weights: weights.clone(),
+            }),
             Reducer::AddVertices { ids } => {
                 __sats::bsatn::to_vec(&add_vertices_reducer::AddVerticesArgs { ids: ids.clone() })
             }
@@ -227,6 +258,7 @@ impl __sdk::Reducer for Reducer {
 #[doc(hidden)]
 pub struct DbUpdate {
     edge: __sdk::TableUpdate<Edge>,
+    edge_label: __sdk::TableUpdate<EdgeLabel>,
     graph_meta: __sdk::TableUpdate<GraphMeta>,
     traversal_result: __sdk::TableUpdate<TraversalResult>,
     vertex: __sdk::TableUpdate<Vertex>,
@@ -241,6 +273,9 @@ impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
                 "edge" => db_update
                     .edge
                     .append(edge_table::parse_table_update(table_update)?),
+                "edge_label" => db_update
+                    .edge_label
+                    .append(edge_label_table::parse_table_update(table_update)?),
                 "graph_meta" => db_update
                     .graph_meta
                     .append(graph_meta_table::parse_table_update(table_update)?),
@@ -275,6 +310,9 @@ impl __sdk::DbUpdate for DbUpdate {
     ) -> AppliedDiff<'_> {
         let mut diff = AppliedDiff::default();
         diff.edge = cache.apply_diff_to_table::<Edge>("edge", &self.edge);
+        diff.edge_label = cache
+            .apply_diff_to_table::<EdgeLabel>("edge_label", &self.edge_label)
+            .with_updates_by_pk(|row| &row.id);
         diff.graph_meta = cache
             .apply_diff_to_table::<GraphMeta>("graph_meta", &self.graph_meta)
             .with_updates_by_pk(|row| &row.id);
@@ -294,6 +332,9 @@ impl __sdk::DbUpdate for DbUpdate {
             match &table_rows.table[..] {
                 "edge" => db_update
                     .edge
+                    .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
+                "edge_label" => db_update
+                    .edge_label
                     .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
                 "graph_meta" => db_update
                     .graph_meta
@@ -322,6 +363,9 @@ impl __sdk::DbUpdate for DbUpdate {
                 "edge" => db_update
                     .edge
                     .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
+                "edge_label" => db_update
+                    .edge_label
+                    .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
                 "graph_meta" => db_update
                     .graph_meta
                     .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
@@ -347,6 +391,7 @@ impl __sdk::DbUpdate for DbUpdate {
 #[doc(hidden)]
 pub struct AppliedDiff<'r> {
     edge: __sdk::TableAppliedDiff<'r, Edge>,
+    edge_label: __sdk::TableAppliedDiff<'r, EdgeLabel>,
     graph_meta: __sdk::TableAppliedDiff<'r, GraphMeta>,
     traversal_result: __sdk::TableAppliedDiff<'r, TraversalResult>,
     vertex: __sdk::TableAppliedDiff<'r, Vertex>,
@@ -365,6 +410,7 @@ impl<'r> __sdk::AppliedDiff<'r> for AppliedDiff<'r> {
         callbacks: &mut __sdk::DbCallbacks<RemoteModule>,
     ) {
         callbacks.invoke_table_row_callbacks::<Edge>("edge", &self.edge, event);
+        callbacks.invoke_table_row_callbacks::<EdgeLabel>("edge_label", &self.edge_label, event);
         callbacks.invoke_table_row_callbacks::<GraphMeta>("graph_meta", &self.graph_meta, event);
         callbacks.invoke_table_row_callbacks::<TraversalResult>(
             "traversal_result",
@@ -968,11 +1014,17 @@ impl __sdk::SpacetimeModule for RemoteModule {
 
     fn register_tables(client_cache: &mut __sdk::ClientCache<Self>) {
         edge_table::register_table(client_cache);
+        edge_label_table::register_table(client_cache);
         graph_meta_table::register_table(client_cache);
         traversal_result_table::register_table(client_cache);
         vertex_table::register_table(client_cache);
     }
 
-    const ALL_TABLE_NAMES: &'static [&'static str] =
-        &["edge", "graph_meta", "traversal_result", "vertex"];
+    const ALL_TABLE_NAMES: &'static [&'static str] = &[
+        "edge",
+        "edge_label",
+        "graph_meta",
+        "traversal_result",
+        "vertex",
+    ];
 }

@@ -13,6 +13,7 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub struct NeighborCountArgs {
     pub vertex: u64,
     pub direction: String,
+    pub edge_labels: Vec<String>,
 }
 
 impl __sdk::InModule for NeighborCountArgs {
@@ -23,8 +24,8 @@ impl __sdk::InModule for NeighborCountArgs {
 #[allow(non_camel_case_types)]
 pub trait neighbor_count {
     /// Asks the module to run the procedure `neighbor_count`, ignoring its result.
-    fn neighbor_count(&self, vertex: u64, direction: String) {
-        self.neighbor_count_then(vertex, direction, |_, _| {});
+    fn neighbor_count(&self, vertex: u64, direction: String, edge_labels: Vec<String>) {
+        self.neighbor_count_then(vertex, direction, edge_labels, |_, _| {});
     }
 
     /// Asks the module to run the procedure `neighbor_count`, then runs `__callback` with what it
@@ -33,6 +34,7 @@ pub trait neighbor_count {
         &self,
         vertex: u64,
         direction: String,
+        edge_labels: Vec<String>,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
             Result<Result<NeighborCount, GraphError>, __sdk::InternalError>,
@@ -46,6 +48,7 @@ impl neighbor_count for super::RemoteProcedures {
         &self,
         vertex: u64,
         direction: String,
+        edge_labels: Vec<String>,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
             Result<Result<NeighborCount, GraphError>, __sdk::InternalError>,
@@ -55,7 +58,11 @@ impl neighbor_count for super::RemoteProcedures {
         self.imp
             .invoke_procedure_with_callback::<_, Result<NeighborCount, GraphError>>(
                 "neighbor_count",
-                NeighborCountArgs { vertex, direction },
+                NeighborCountArgs {
+                    vertex,
+                    direction,
+                    edge_labels,
+                },
                 __callback,
             );
     }

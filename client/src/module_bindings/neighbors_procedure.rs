@@ -13,6 +13,7 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub struct NeighborsArgs {
     pub vertex: u64,
     pub direction: String,
+    pub edge_labels: Vec<String>,
     pub limit: u32,
 }
 
@@ -24,8 +25,8 @@ impl __sdk::InModule for NeighborsArgs {
 #[allow(non_camel_case_types)]
 pub trait neighbors {
     /// Asks the module to run the procedure `neighbors`, ignoring its result.
-    fn neighbors(&self, vertex: u64, direction: String, limit: u32) {
-        self.neighbors_then(vertex, direction, limit, |_, _| {});
+    fn neighbors(&self, vertex: u64, direction: String, edge_labels: Vec<String>, limit: u32) {
+        self.neighbors_then(vertex, direction, edge_labels, limit, |_, _| {});
     }
 
     /// Asks the module to run the procedure `neighbors`, then runs `__callback` with what it
@@ -34,6 +35,7 @@ pub trait neighbors {
         &self,
         vertex: u64,
         direction: String,
+        edge_labels: Vec<String>,
         limit: u32,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
@@ -48,6 +50,7 @@ impl neighbors for super::RemoteProcedures {
         &self,
         vertex: u64,
         direction: String,
+        edge_labels: Vec<String>,
         limit: u32,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
@@ -61,6 +64,7 @@ impl neighbors for super::RemoteProcedures {
                 NeighborsArgs {
                     vertex,
                     direction,
+                    edge_labels,
                     limit,
                 },
                 __callback,

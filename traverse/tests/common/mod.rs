@@ -2,7 +2,7 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
-use graph_traverse::{AdjacencyGraph, Direction, ListCursor, NeighborSource};
+use graph_traverse::{AdjacencyGraph, Direction, ListCursor, Neighbor, NeighborSource};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
@@ -76,7 +76,7 @@ impl NeighborSource for ReversedPages<'_> {
         dir: Direction,
         cursor: &mut ListCursor,
         max: usize,
-        out: &mut Vec<u64>,
+        out: &mut Vec<Neighbor>,
     ) -> bool {
         let mut all = Vec::new();
         self.graph.neighbors(v, dir, &mut all);

@@ -1,0 +1,249 @@
+//! Labelled, weighted graphs in the real module on the real host: label-filtered neighbors,
+//! BFS, DFS and shortest paths, and weighted shortest paths, checked against the reference
+//! (`LabelledGraph`: filters and a textbook Dijkstra) on 100 seeded random graphs, through the
+//! indexes and from the snapshot; and loads that must fail without committing anything.
+
+use graph_client::edgelist::EdgeList;
+use graph_client::graph::{ClientError, Direction, GraphDb, GraphError, PathStatus, TxOptions};
+use graph_reference::LabelledGraph;
+use graph_testkit::TestHost;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
+const LABELS: [&str; 4] = ["", "follows", "blocks", "trades"];
+
+/// A random labelled graph of 1 to 39 vertices (sparse ids), one row per pair of ends, plus
+/// repeated rows (same label and weight) and self-loops; weights mostly small integers (ties),
+/// some 0, some fractional.
+fn random_graph(seed: u64) -> (EdgeList, LabelledGraph) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = rng.gen_range(1..40u64);
+    let id = |i: u64| i * 7_919 + 3;
+    let mut rows = Vec::new();
+    for _ in 0..rng.gen_range(0..n * 3) {
+        let (a, b) = (id(rng.gen_range(0..n)), id(rng.gen_range(0..n)));
+        let label = rng.gen_range(0..LABELS.len() as u32);
+        let weight = match rng.gen_range(0..8) {
+            0 => 0.0,
+            1 => rng.gen_range(0.0..5.0f32),
+            _ => rng.gen_range(1..4) as f32,
+        };
+        rows.push((a, b, label, weight));
+    }
+    if n > 1 {
+        rows.push((id(1), id(1), 1, 2.0));
+    }
+    let reference = LabelledGraph::new([], rows.iter().copied());
+    let mut list = EdgeList::new();
+    for (a, b, label, weight) in reference.arcs().chain(reference.arcs().take(3)) {
+        list.push_with(a, b, LABELS[label as usize], weight);
+    }
+    // The reference knows labels by their index in LABELS; the module by name.
+    (list, reference)
+}
+
+fn names(labels: &Option<Vec<u32>>) -> Vec<&'static str> {
+    labels
+        .iter()
+        .flatten()
+        .map(|&l| LABELS[l as usize])
+        .collect()
+}
+
+#[test]
+fn labelled_queries_agree_with_the_reference() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("labelled"), "labelled");
+    let (mut from_snapshot, mut from_indexes, mut weighted) = (0, 0, 0);
+    for seed in 0..100 {
+        db.clear().unwrap();
+        let (list, reference) = random_graph(seed);
+        db.load(&list.sorted(), |_| {}).unwrap();
+        let info = db.info().unwrap();
+        assert_eq!(info.edges, reference.arcs().count() as u64, "seed {seed}");
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xfeed);
+        let vertices: Vec<u64> = reference.vertices().chain([42]).collect();
+        if seed % 2 == 0 {
+            // A full BFS first: it may build a snapshot that the later queries use.
+            let start = vertices[0];
+            let _ = db.bfs(start, Direction::Both, None, 0, TxOptions::default());
+        }
+        for _ in 0..8 {
+            let labels: Option<Vec<u32>> = match rng.gen_range(0..3) {
+                0 => None,
+                _ => Some((0..4).filter(|_| rng.gen_bool(0.5)).collect()),
+            };
+            // An empty list of names means every edge, as `None` does.
+            let labels = labels.filter(|l| !l.is_empty());
+            let filter = labels.as_deref();
+            let named = names(&labels);
+            let dir = DIRS[rng.gen_range(0..3)];
+            let a = vertices[rng.gen_range(0..vertices.len())];
+            let b = vertices[rng.gen_range(0..vertices.len())];
+            let depth = [None, Some(0), Some(2)][rng.gen_range(0..3)];
+            let tx = TxOptions {
+                tx_budget: [0, 1, 3][rng.gen_range(0..3)],
+                ..TxOptions::default()
+            };
+            let ctx = format!("seed {seed}: {a} → {b} {dir} {named:?} depth {depth:?}");
+            let known = reference.contains(a);
+
+            let n = db.neighbors_over(a, dir, &named, 0);
+            let count = db.neighbor_count_over(a, dir, &named);
+            match reference.neighbors(a, dir, filter) {
+                Some(want) => {
+                    assert_eq!(n.unwrap().value.neighbors, want, "{ctx}");
+                    assert_eq!(count.unwrap().value.count, want.len() as u64, "{ctx}");
+                }
+                None => assert!(n.is_err() && count.is_err(), "{ctx}"),
+            }
+
+            let bfs = db.bfs_over(a, dir, &named, depth, 0, tx);
+            let dfs = db.dfs_over(a, dir, &named, depth, 0, tx);
+            match reference.bfs_levels(a, dir, depth, filter) {
+                Some(levels) => {
+                    let bfs = bfs.unwrap().value;
+                    assert_eq!(bfs.levels, levels, "{ctx}: bfs");
+                    let dfs = dfs.unwrap().value;
+                    assert_eq!(dfs.visited, levels.iter().sum::<u64>(), "{ctx}: dfs");
+                    if bfs.stats.from_snapshot {
+                        from_snapshot += 1;
+                    } else {
+                        from_indexes += 1;
+                    }
+                }
+                None => assert!(!known && bfs.is_err() && dfs.is_err(), "{ctx}"),
+            }
+
+            let hops = db.shortest_path_over(a, b, dir, &named, None, tx);
+            let path = db.weighted_shortest_path(a, b, dir, &named, tx);
+            let Some(best) = reference.dijkstra(a, b, dir, filter) else {
+                let unknown =
+                    |e: ClientError| matches!(e, ClientError::Graph(GraphError::UnknownVertex(_)));
+                assert!(
+                    unknown(hops.unwrap_err()) && unknown(path.unwrap_err()),
+                    "{ctx}"
+                );
+                continue;
+            };
+            let hops = hops.unwrap().value;
+            let path = path.unwrap().value;
+            match best {
+                None => {
+                    assert_eq!(hops.status, PathStatus::Unreachable, "{ctx}");
+                    assert_eq!(path.status, PathStatus::Unreachable, "{ctx}");
+                }
+                Some(best) => {
+                    assert_eq!(hops.status, PathStatus::Found, "{ctx}");
+                    assert!(
+                        reference.path_weight(&hops.path, dir, filter).is_some(),
+                        "{ctx}"
+                    );
+                    let fewest = reference
+                        .filtered(filter)
+                        .distance(a, b, dir, None)
+                        .flatten();
+                    let fewest = if a == b { Some(0) } else { fewest };
+                    assert_eq!(Some(hops.path.len() as u32 - 1), fewest, "{ctx}: hops");
+                    assert_eq!(path.status, PathStatus::Found, "{ctx}");
+                    assert!(
+                        (path.weight - best).abs() < 1e-9,
+                        "{ctx}: {} vs {best}",
+                        path.weight
+                    );
+                    let along = reference.path_weight(&path.path, dir, filter);
+                    assert!(
+                        along.is_some_and(|w| (w - best).abs() < 1e-9),
+                        "{ctx}: {:?}",
+                        path.path
+                    );
+                    assert_eq!(path.hops as usize, path.path.len() - 1, "{ctx}");
+                    assert_eq!((path.path[0], *path.path.last().unwrap()), (a, b), "{ctx}");
+                    weighted += 1;
+                }
+            }
+        }
+    }
+    assert!(weighted > 150, "{weighted} weighted paths found");
+    assert!(
+        from_snapshot > 20 && from_indexes > 100,
+        "{from_snapshot} {from_indexes}"
+    );
+}
+
+#[test]
+fn bad_labelled_loads_fail_whole_and_commit_nothing() {
+    let host = TestHost::start();
+    let server = host.publish_module("bad");
+    // Over HTTP the arguments are JSON, which has no NaN or infinity: the host refuses those
+    // calls before the module sees them. Over the WebSocket (BSATN) the module refuses them.
+    for (db, transport) in [
+        (GraphDb::new(server.clone(), "bad"), "http"),
+        (GraphDb::websocket(server.clone(), "bad", None), "ws"),
+    ] {
+        db.clear().unwrap();
+        check_refusals(&db, transport);
+    }
+}
+
+fn check_refusals(db: &GraphDb, transport: &str) {
+    let names = ["road".to_string()];
+    db.add_labelled_edges(&[1, 2], &[2, 3], &names, &[0, 0], &[1.5, 2.0])
+        .unwrap();
+    let before = db.info().unwrap();
+    let refused = |r: Result<(), ClientError>, why: &str| {
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains(why), "{transport}: {e}");
+        assert_eq!(
+            db.info().unwrap(),
+            before,
+            "{transport}: nothing committed: {why}"
+        );
+    };
+    // A negative, infinite or NaN weight anywhere in the batch.
+    for bad in [-1.0, f32::INFINITY, f32::NAN] {
+        let r = db.add_labelled_edges(&[5, 6], &[6, 7], &names, &[0, 0], &[1.0, bad]);
+        match (transport, bad < 0.0) {
+            ("http", false) => refused(r, "weights[1]"),
+            _ => refused(r, "finite and non-negative"),
+        }
+    }
+    // An existing edge with another weight, or another label; an unlabelled re-add of it.
+    refused(
+        db.add_labelled_edges(&[9, 1], &[9, 2], &names, &[0, 0], &[1.0, 9.0]),
+        "exists with label `road` and weight 1.5",
+    );
+    refused(
+        db.add_labelled_edges(&[1], &[2], &["rail".into()], &[0], &[1.5]),
+        "exists with label `road`",
+    );
+    refused(db.add_edges(&[8, 1], &[8, 2]), "remove it first");
+    // The same edge twice in one batch with different weights.
+    refused(
+        db.add_labelled_edges(&[4, 4], &[5, 5], &names, &[0, 0], &[1.0, 2.0]),
+        "exists with",
+    );
+    // Lists that do not pair up, a label index out of range, a bad name.
+    refused(
+        db.add_labelled_edges(&[4], &[5], &names, &[0, 0], &[]),
+        "labels has 2",
+    );
+    refused(
+        db.add_labelled_edges(&[4], &[5], &names, &[3], &[]),
+        "label_names has only 1",
+    );
+    refused(
+        db.add_labelled_edges(&[4], &[5], &["a\nb".into()], &[0], &[]),
+        "control",
+    );
+    // The same edge again as it is stored: accepted, nothing changes.
+    db.add_labelled_edges(&[1], &[2], &names, &[0], &[1.5])
+        .unwrap();
+    assert_eq!(db.info().unwrap(), before);
+    // A filter naming an unknown label is an error, not an empty answer.
+    let e = db
+        .bfs_over(1, Direction::Out, &["roda"], None, 0, TxOptions::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("unknown edge label `roda`"), "{e}");
+}

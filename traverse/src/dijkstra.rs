@@ -1,0 +1,352 @@
+use crate::{
+    Direction, ListCursor, Neighbor, NeighborSource, Progress, Work, discoveries_per_step,
+    read_page,
+};
+use hashbrown::HashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// What a [`WeightedPath`] should compute: a path of least total weight from `source` to
+/// `target`, following arcs in `dir`, over the arcs its source keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WeightedQuery {
+    pub source: u64,
+    pub target: u64,
+    pub dir: Direction,
+}
+
+/// The answer of a finished [`WeightedPath`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum WeightedOutcome {
+    /// A path of least total weight, source first and target last, and that weight (the sum of
+    /// its arcs' weights, in `f64`).
+    Found {
+        path: Vec<u64>,
+        weight: f64,
+    },
+    /// No path exists.
+    Unreachable,
+    UnknownSource,
+    UnknownTarget,
+}
+
+/// A vertex's tentative distance from one side's root, and the vertex it was reached from (the
+/// root is its own parent).
+#[derive(Debug, Clone, Copy)]
+struct Label {
+    dist: f64,
+    parent: u64,
+    settled: bool,
+}
+
+/// One half of the bidirectional search: a Dijkstra from its root.
+#[derive(Debug, Default)]
+struct Side {
+    labels: HashMap<u64, Label>,
+    /// Labelled vertices by tentative distance (as the bits of a non-negative `f64`, which order
+    /// like the numbers); entries made stale by a shorter distance are skipped when popped.
+    heap: BinaryHeap<Reverse<(u64, u64)>>,
+}
+
+impl Side {
+    fn rooted_at(root: u64) -> Self {
+        let mut side = Side::default();
+        side.label(root, 0.0, root);
+        side
+    }
+
+    fn label(&mut self, v: u64, dist: f64, parent: u64) {
+        self.labels.insert(
+            v,
+            Label {
+                dist,
+                parent,
+                settled: false,
+            },
+        );
+        self.heap.push(Reverse((dist.to_bits(), v)));
+    }
+
+    /// Drops stale entries from the top of the heap; returns the least tentative distance of a
+    /// vertex not yet settled, if any remains.
+    fn top(&mut self) -> Option<f64> {
+        while let Some(&Reverse((bits, v))) = self.heap.peek() {
+            let label = self.labels[&v];
+            if !label.settled && label.dist.to_bits() == bits {
+                return Some(label.dist);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// The path from this side's root to `v`, root first.
+    fn path_from_root(&self, mut v: u64) -> Vec<u64> {
+        let mut path = vec![v];
+        while self.labels[&v].parent != v {
+            v = self.labels[&v].parent;
+            path.push(v);
+        }
+        path.reverse();
+        path
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Forward,
+    Backward,
+}
+
+/// Bidirectional Dijkstra over non-negative arc weights, resumable between transactions.
+///
+/// A forward search from the source and a backward one from the target each settle vertices
+/// in order of distance; the side with fewer vertices waiting is grown next (balanced, like
+/// [`crate::ShortestPath`]). Every time a vertex gets a shorter distance on one side while the
+/// other side has reached it, the path through it is a candidate; the search stops once the two
+/// least waiting distances add up to at least the best candidate, which is then a path of least
+/// weight (or when a side runs out: then the best candidate, if any, is one). A hub's list is
+/// read in pages that fit the budget, so a step's work stays near it whatever the degrees.
+#[derive(Debug)]
+pub struct WeightedPath {
+    query: WeightedQuery,
+    forward: Side,
+    backward: Side,
+    /// The vertex being expanded: its side and distance; its list is read from `list`.
+    current: Option<(Which, u64, f64)>,
+    list: Option<ListCursor>,
+    /// The best path found so far: its weight and a vertex on it that both sides reached.
+    best: Option<(f64, u64)>,
+    started: bool,
+    outcome: Option<WeightedOutcome>,
+    work: Work,
+    scratch: Vec<Neighbor>,
+}
+
+impl WeightedPath {
+    pub fn new(query: WeightedQuery) -> Self {
+        Self {
+            query,
+            forward: Side::default(),
+            backward: Side::default(),
+            current: None,
+            list: None,
+            best: None,
+            started: false,
+            outcome: None,
+            work: Work::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Advances the search until it finishes or `budget` more work units have been spent (an
+    /// arc read, a vertex expanded, a vertex taken from a queue); at least one unit per call.
+    pub fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
+        if self.outcome.is_some() {
+            return Progress::Done;
+        }
+        let limit = self.work.units().saturating_add(budget.max(1));
+        if !self.started {
+            self.started = true;
+            if let Some(outcome) = self.start(src) {
+                return self.finish(outcome);
+            }
+        }
+        loop {
+            if self.work.units() >= limit {
+                return Progress::Suspended;
+            }
+            let Some((which, u, dist)) = self.current else {
+                if let Err(outcome) = self.settle_next() {
+                    return self.finish(outcome);
+                }
+                continue;
+            };
+            let dir = match which {
+                Which::Forward => self.query.dir,
+                Which::Backward => self.query.dir.reverse(),
+            };
+            let room = limit.saturating_sub(self.work.units());
+            let mut page = std::mem::take(&mut self.scratch);
+            if read_page(src, u, dir, &mut self.list, &mut self.work, room, &mut page) {
+                self.current = None;
+            }
+            let (side, other) = match which {
+                Which::Forward => (&mut self.forward, &self.backward),
+                Which::Backward => (&mut self.backward, &self.forward),
+            };
+            for n in &page {
+                let through = dist + n.attrs.weight as f64;
+                let shorter = side.labels.get(&n.id).is_none_or(|l| through < l.dist);
+                if !shorter {
+                    continue;
+                }
+                side.label(n.id, through, u);
+                if let Some(there) = other.labels.get(&n.id) {
+                    let total = through + there.dist;
+                    if self.best.is_none_or(|(best, _)| total < best) {
+                        self.best = Some((total, n.id));
+                    }
+                }
+            }
+            self.scratch = page;
+        }
+    }
+
+    /// Checks both endpoints and seeds the two sides; returns an outcome if the search is
+    /// already decided.
+    fn start<S: NeighborSource + ?Sized>(&mut self, src: &S) -> Option<WeightedOutcome> {
+        let WeightedQuery { source, target, .. } = self.query;
+        self.work.lookups += 2;
+        if !src.contains(source) {
+            return Some(WeightedOutcome::UnknownSource);
+        }
+        if !src.contains(target) {
+            return Some(WeightedOutcome::UnknownTarget);
+        }
+        if source == target {
+            return Some(WeightedOutcome::Found {
+                path: vec![source],
+                weight: 0.0,
+            });
+        }
+        self.forward = Side::rooted_at(source);
+        self.backward = Side::rooted_at(target);
+        None
+    }
+
+    /// Between expansions: stops if no lighter path can exist, else takes the nearest waiting
+    /// vertex of the side with fewer waiting, settles it and makes it the one to expand.
+    fn settle_next(&mut self) -> Result<(), WeightedOutcome> {
+        let (Some(f), Some(b)) = (self.forward.top(), self.backward.top()) else {
+            return Err(self.outcome_now());
+        };
+        if self.best.is_some_and(|(best, _)| f + b >= best) {
+            return Err(self.outcome_now());
+        }
+        let which = if self.backward.heap.len() < self.forward.heap.len() {
+            Which::Backward
+        } else {
+            Which::Forward
+        };
+        let side = match which {
+            Which::Forward => &mut self.forward,
+            Which::Backward => &mut self.backward,
+        };
+        let Reverse((_, v)) = side.heap.pop().expect("top() found a waiting vertex");
+        let label = side
+            .labels
+            .get_mut(&v)
+            .expect("a queued vertex is labelled");
+        label.settled = true;
+        self.work.lookups += 1;
+        self.current = Some((which, v, label.dist));
+        Ok(())
+    }
+
+    /// The best path found, or unreachable if none was.
+    fn outcome_now(&self) -> WeightedOutcome {
+        match self.best {
+            Some((weight, meet)) => {
+                let mut path = self.forward.path_from_root(meet);
+                let back = self.backward.path_from_root(meet);
+                path.extend(back.into_iter().rev().skip(1));
+                WeightedOutcome::Found { path, weight }
+            }
+            None => WeightedOutcome::Unreachable,
+        }
+    }
+
+    fn finish(&mut self, outcome: WeightedOutcome) -> Progress {
+        self.outcome = Some(outcome);
+        Progress::Done
+    }
+
+    /// Makes room in both sides' buffers for all that the next `step(_, budget)` can add, so
+    /// that no hash map rehashes, nor heap copies itself, inside that step (see
+    /// [`crate::Bfs::reserve`]). Call it between transactions.
+    pub fn reserve(&mut self, budget: u64) {
+        let n = discoveries_per_step(budget);
+        for side in [&mut self.forward, &mut self.backward] {
+            side.labels.reserve(n);
+            side.heap.reserve(n);
+        }
+        self.scratch.reserve(n.min(1 << 16));
+    }
+
+    /// The work spent so far.
+    pub fn work(&self) -> Work {
+        self.work
+    }
+
+    /// Runs the search to completion in one go (tests and in-memory sources).
+    pub fn run<S: NeighborSource + ?Sized>(mut self, src: &S) -> (WeightedOutcome, Work) {
+        while self.step(src, u64::MAX) == Progress::Suspended {}
+        self.into_outcome()
+    }
+
+    /// The outcome and the work spent; panics if the search has not finished.
+    pub fn into_outcome(self) -> (WeightedOutcome, Work) {
+        (
+            self.outcome.expect("weighted path has not finished"),
+            self.work,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AdjacencyGraph, ArcAttrs};
+
+    fn arc(s: u64, d: u64, weight: f32) -> (u64, u64, ArcAttrs) {
+        (s, d, ArcAttrs { label: 0, weight })
+    }
+
+    #[test]
+    fn prefers_the_lighter_longer_path_and_is_the_same_in_any_budget() {
+        // 1 → 2 → 3 costs 10 + 10; 1 → 4 → 5 → 6 → 3 costs 1 + 1 + 1 + 1.
+        let g = AdjacencyGraph::with_attrs(
+            [],
+            [
+                arc(1, 2, 10.0),
+                arc(2, 3, 10.0),
+                arc(1, 4, 1.0),
+                arc(4, 5, 1.0),
+                arc(5, 6, 1.0),
+                arc(6, 3, 1.0),
+            ],
+        );
+        for budget in [1, 2, 3, 7, u64::MAX] {
+            let mut search = WeightedPath::new(WeightedQuery {
+                source: 1,
+                target: 3,
+                dir: Direction::Out,
+            });
+            loop {
+                search.reserve(budget);
+                if search.step(&g, budget) == Progress::Done {
+                    break;
+                }
+            }
+            let (outcome, _) = search.into_outcome();
+            assert_eq!(
+                outcome,
+                WeightedOutcome::Found {
+                    path: vec![1, 4, 5, 6, 3],
+                    weight: 4.0
+                },
+                "budget {budget}"
+            );
+        }
+        let back = WeightedQuery {
+            source: 3,
+            target: 1,
+            dir: Direction::Out,
+        };
+        assert_eq!(
+            WeightedPath::new(back).run(&g).0,
+            WeightedOutcome::Unreachable
+        );
+    }
+}

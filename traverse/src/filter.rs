@@ -1,0 +1,171 @@
+//! What an arc carries besides its ends (a label and a weight), which arcs a traversal follows,
+//! and a filtered view of an in-memory graph.
+
+use crate::{AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource};
+
+/// An arc's label and weight. Label 0 means "no label"; the module interns label names as ids
+/// from 1. Weights are finite and non-negative (the module refuses others when they are written).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
+pub struct ArcAttrs {
+    pub label: u32,
+    pub weight: f32,
+}
+
+impl ArcAttrs {
+    /// An unlabelled arc of weight 1: what every arc of a graph loaded without attributes has.
+    pub const DEFAULT: ArcAttrs = ArcAttrs {
+        label: 0,
+        weight: 1.0,
+    };
+
+    pub fn is_default(&self) -> bool {
+        *self == Self::DEFAULT
+    }
+}
+
+impl Default for ArcAttrs {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// One entry of a neighbor list: the vertex at the arc's other end, and the arc's attributes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Neighbor {
+    pub id: u64,
+    pub attrs: ArcAttrs,
+}
+
+impl Neighbor {
+    /// A neighbor over an arc with the default attributes.
+    pub fn plain(id: u64) -> Self {
+        Self {
+            id,
+            attrs: ArcAttrs::DEFAULT,
+        }
+    }
+}
+
+/// Which arcs a traversal follows: all of them, or those whose label is in a set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ArcFilter {
+    /// A bitmap over label ids; `None` follows every arc.
+    labels: Option<Vec<u64>>,
+}
+
+/// The filter that follows every arc.
+pub static ALL_ARCS: ArcFilter = ArcFilter { labels: None };
+
+impl ArcFilter {
+    /// Follows every arc.
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    /// Follows the arcs whose label is one of `labels` (none at all if it is empty).
+    pub fn labels(labels: impl IntoIterator<Item = u32>) -> Self {
+        let mut bits = Vec::new();
+        for label in labels {
+            let word = label as usize / 64;
+            if bits.len() <= word {
+                bits.resize(word + 1, 0u64);
+            }
+            bits[word] |= 1 << (label % 64);
+        }
+        Self { labels: Some(bits) }
+    }
+
+    /// Whether every arc passes.
+    #[inline]
+    pub fn is_all(&self) -> bool {
+        self.labels.is_none()
+    }
+
+    /// Whether an arc labelled `label` passes.
+    #[inline]
+    pub fn keeps(&self, label: u32) -> bool {
+        match &self.labels {
+            None => true,
+            Some(bits) => bits
+                .get(label as usize / 64)
+                .is_some_and(|word| word & (1 << (label % 64)) != 0),
+        }
+    }
+}
+
+/// An [`AdjacencyGraph`] seen through an [`ArcFilter`]: its arcs that the filter keeps, and all
+/// its vertices. Degrees stay those of the whole graph (what reading a list costs).
+#[derive(Debug, Clone, Copy)]
+pub struct FilteredGraph<'a> {
+    pub graph: &'a AdjacencyGraph,
+    pub filter: &'a ArcFilter,
+}
+
+impl NeighborSource for FilteredGraph<'_> {
+    fn neighbors_page(
+        &self,
+        v: u64,
+        dir: Direction,
+        cursor: &mut ListCursor,
+        max: usize,
+        out: &mut Vec<Neighbor>,
+    ) -> bool {
+        self.graph.arcs_page(v, dir, cursor, max, self.filter, out)
+    }
+
+    fn degree(&self, v: u64, dir: Direction) -> u64 {
+        self.graph.degree(v, dir)
+    }
+
+    fn contains(&self, v: u64) -> bool {
+        self.graph.contains(v)
+    }
+}
+
+impl DenseSource for FilteredGraph<'_> {
+    fn slots(&self) -> usize {
+        self.graph.slots()
+    }
+
+    fn slot(&self, v: u64) -> Option<u32> {
+        self.graph.slot(v)
+    }
+
+    fn vertex(&self, slot: u32) -> u64 {
+        self.graph.vertex(slot)
+    }
+
+    #[inline]
+    fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
+        self.graph.rows(slot, dir)
+    }
+
+    #[inline]
+    fn attrs(&self, slot: u32, dir: Direction) -> [&[ArcAttrs]; 2] {
+        self.graph.attrs(slot, dir)
+    }
+
+    fn filter(&self) -> &ArcFilter {
+        self.filter
+    }
+
+    fn arc_total(&self, dir: Direction) -> u64 {
+        self.graph.arc_total(dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_keeps_exactly_its_labels() {
+        let f = ArcFilter::labels([0, 3, 64, 200]);
+        for label in 0..300 {
+            assert_eq!(f.keeps(label), [0, 3, 64, 200].contains(&label), "{label}");
+        }
+        assert!(!ArcFilter::labels([]).keeps(0));
+        assert!(ArcFilter::all().keeps(u32::MAX) && ALL_ARCS.is_all());
+    }
+}

@@ -1,0 +1,248 @@
+//! Label filters and weighted shortest paths against the reference, on seeded random graphs
+//! whose arcs carry random labels and weights (ties, zero weights and self-loops included):
+//! every BFS (index-hop and direction-optimizing), DFS, shortest path and weighted path through a
+//! [`FilteredGraph`] answers like the reference on the arcs the filter keeps.
+
+use graph_reference::LabelledGraph;
+use graph_traverse::{
+    AdjacencyGraph, ArcAttrs, ArcFilter, Bfs, BfsOutcome, BfsQuery, Dfs, DfsOutcome, DfsQuery,
+    Direction, DirectionOptimizingBfs, FilteredGraph, NeighborSource, PathOutcome, PathQuery,
+    Progress, Search, ShortestPath, WeightedOutcome, WeightedPath, WeightedQuery,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+mod common;
+use common::random_graph;
+
+const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
+
+/// A random graph with random attributes: labels 0..4; weights mostly small integers (so that
+/// ties are common and sums exact), some zero, some fractional.
+fn labelled_graph(seed: u64) -> (AdjacencyGraph, LabelledGraph) {
+    let tg = random_graph(seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x1abe1);
+    let arcs: Vec<(u64, u64, u32, f32)> = tg
+        .arcs
+        .iter()
+        .map(|&(s, d)| {
+            let weight = match rng.gen_range(0..10) {
+                0 => 0.0,
+                1 => rng.gen_range(0.0..10.0f32),
+                _ => rng.gen_range(1..5) as f32,
+            };
+            (s, d, rng.gen_range(0..4), weight)
+        })
+        .collect();
+    let reference = LabelledGraph::new(tg.vertices.iter().copied(), arcs.iter().copied());
+    // Arcs are a set keyed by their ends in the module: give the graph the reference's arcs.
+    let graph = AdjacencyGraph::with_attrs(
+        tg.vertices.iter().copied(),
+        reference
+            .arcs()
+            .map(|(s, d, label, weight)| (s, d, ArcAttrs { label, weight })),
+    );
+    (graph, reference)
+}
+
+fn random_filter(rng: &mut ChaCha8Rng) -> Option<Vec<u32>> {
+    match rng.gen_range(0..4) {
+        0 => None,
+        1 => Some(vec![]),
+        _ => Some((0..4).filter(|_| rng.gen_bool(0.5)).collect()),
+    }
+}
+
+/// Runs `search` to the end in steps of `budget`.
+fn run<S: Search<Src>, Src>(mut search: S, src: &Src, budget: u64) -> S::Outcome {
+    while search.step(src, budget) == Progress::Suspended {}
+    search.into_outcome().0
+}
+
+fn levels(outcome: BfsOutcome) -> Option<Vec<u64>> {
+    match outcome {
+        BfsOutcome::Visited { levels, .. } => Some(levels),
+        BfsOutcome::UnknownStart => None,
+    }
+}
+
+#[test]
+fn filtered_traversals_and_weighted_paths_match_the_reference() {
+    let (mut weighted, mut filtered_paths) = (0, 0);
+    for seed in 0..300 {
+        let (graph, reference) = labelled_graph(seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let vertices: Vec<u64> = reference.vertices().chain([u64::MAX]).collect();
+        for _ in 0..6 {
+            let labels = random_filter(&mut rng);
+            let filter = labels
+                .as_ref()
+                .map_or_else(ArcFilter::all, |l| ArcFilter::labels(l.iter().copied()));
+            let src = FilteredGraph {
+                graph: &graph,
+                filter: &filter,
+            };
+            let start = vertices[rng.gen_range(0..vertices.len())];
+            let target = vertices[rng.gen_range(0..vertices.len())];
+            let dir = DIRS[rng.gen_range(0..3)];
+            let budget = [1, 3, 50, u64::MAX][rng.gen_range(0..4)];
+            let max_depth = [None, Some(0), Some(1), Some(3)][rng.gen_range(0..4)];
+            let ctx =
+                format!("seed {seed}: {start} → {target} {dir} {labels:?} depth {max_depth:?}");
+            let labels = labels.as_deref();
+
+            // BFS, both ways, and DFS reach what the reference reaches.
+            let want = reference.bfs_levels(start, dir, max_depth, labels);
+            let query = BfsQuery {
+                start,
+                dir,
+                max_depth,
+                target: None,
+                collect_limit: 0,
+            };
+            assert_eq!(
+                levels(run(Bfs::new(query.clone(), None), &src, budget)),
+                want,
+                "{ctx}"
+            );
+            let dobfs = DirectionOptimizingBfs::new(query, &src);
+            assert_eq!(levels(run(dobfs, &src, budget)), want, "{ctx}: DO-BFS");
+            let dfs = Dfs::new(
+                DfsQuery {
+                    start,
+                    dir,
+                    max_depth,
+                    collect_limit: 0,
+                },
+                None,
+            );
+            let reached = match run(dfs, &src, budget) {
+                DfsOutcome::Visited { visited, .. } => Some(visited),
+                DfsOutcome::UnknownStart => None,
+            };
+            assert_eq!(reached, want.map(|l| l.iter().sum()), "{ctx}: DFS");
+
+            // Neighbor lists keep exactly the arcs with the filter's labels.
+            let mut page = Vec::new();
+            src.neighbors(start, dir, &mut page);
+            let mut ids: Vec<u64> = page.iter().map(|n| n.id).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let want_ids = reference.neighbors(start, dir, labels).unwrap_or_default();
+            assert_eq!(ids, want_ids, "{ctx}: neighbors");
+            assert!(page.iter().all(|n| filter.keeps(n.attrs.label)), "{ctx}");
+
+            // Shortest path in hops over the kept arcs.
+            let hops = ShortestPath::new(PathQuery {
+                source: start,
+                target,
+                dir,
+                max_depth: None,
+            });
+            let filtered_ref = reference.filtered(labels);
+            let want_hops = match (reference.contains(start), reference.contains(target)) {
+                (false, _) => Err("unknown source"),
+                (_, false) => Err("unknown target"),
+                _ if start == target => Ok(Some(0)),
+                _ => Ok(filtered_ref.distance(start, target, dir, None).flatten()),
+            };
+            let got_hops = match run(hops, &src, budget) {
+                PathOutcome::Found(path) => {
+                    assert!(reference.path_weight(&path, dir, labels).is_some(), "{ctx}");
+                    Ok(Some(path.len() as u32 - 1))
+                }
+                PathOutcome::Unreachable => Ok(None),
+                PathOutcome::UnknownSource => Err("unknown source"),
+                PathOutcome::UnknownTarget => Err("unknown target"),
+                PathOutcome::BeyondMaxDepth => unreachable!("no max_depth"),
+            };
+            assert_eq!(got_hops, want_hops, "{ctx}: hops");
+            filtered_paths += 1;
+
+            // Weighted path: the least weight, and a real path of that weight.
+            let search = WeightedPath::new(WeightedQuery {
+                source: start,
+                target,
+                dir,
+            });
+            let want = reference.dijkstra(start, target, dir, labels);
+            match (run(search, &src, budget), want) {
+                (WeightedOutcome::Found { path, weight }, Some(Some(best))) => {
+                    assert!(
+                        (weight - best).abs() <= 1e-9 * best.max(1.0),
+                        "{ctx}: {weight} vs {best}"
+                    );
+                    assert_eq!((path[0], *path.last().unwrap()), (start, target), "{ctx}");
+                    let along = reference.path_weight(&path, dir, labels);
+                    let along = along.unwrap_or_else(|| panic!("{ctx}: {path:?} is not a path"));
+                    assert!(
+                        (along - best).abs() <= 1e-9 * best.max(1.0),
+                        "{ctx}: {path:?}"
+                    );
+                    weighted += 1;
+                }
+                (WeightedOutcome::Unreachable, Some(None)) => {}
+                (WeightedOutcome::UnknownSource, None) => assert!(!reference.contains(start)),
+                (WeightedOutcome::UnknownTarget, None) => assert!(!reference.contains(target)),
+                (got, want) => panic!("{ctx}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+    assert!(
+        weighted > 300 && filtered_paths > 1000,
+        "{weighted} {filtered_paths}"
+    );
+}
+
+#[test]
+fn dijkstra_handles_zero_weights_ties_and_self_loops() {
+    // Two paths of weight 2 from 1 to 4 (ties), a zero-weight detour, and self-loops.
+    let arcs = [
+        (1, 2, 1.0),
+        (2, 4, 1.0),
+        (1, 3, 1.0),
+        (3, 4, 1.0),
+        (1, 5, 0.0),
+        (5, 3, 0.0),
+        (3, 3, 0.0),
+        (4, 4, 5.0),
+    ];
+    let g = AdjacencyGraph::with_attrs(
+        [9],
+        arcs.iter()
+            .map(|&(s, d, weight)| (s, d, ArcAttrs { label: 1, weight })),
+    );
+    let q = |source, target| WeightedQuery {
+        source,
+        target,
+        dir: Direction::Out,
+    };
+    let (outcome, _) = WeightedPath::new(q(1, 4)).run(&g);
+    assert_eq!(
+        outcome,
+        WeightedOutcome::Found {
+            path: vec![1, 5, 3, 4],
+            weight: 1.0
+        }
+    );
+    let found = |o| matches!(o, WeightedOutcome::Found { .. });
+    assert!(found(WeightedPath::new(q(4, 4)).run(&g).0));
+    assert_eq!(
+        WeightedPath::new(q(1, 9)).run(&g).0,
+        WeightedOutcome::Unreachable
+    );
+    assert_eq!(
+        WeightedPath::new(q(8, 1)).run(&g).0,
+        WeightedOutcome::UnknownSource
+    );
+    // Under a filter without label 1 nothing is reachable, though both ends exist.
+    let none = ArcFilter::labels([2]);
+    let filtered = FilteredGraph {
+        graph: &g,
+        filter: &none,
+    };
+    assert_eq!(
+        WeightedPath::new(q(1, 4)).run(&filtered).0,
+        WeightedOutcome::Unreachable
+    );
+}
