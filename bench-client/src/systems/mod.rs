@@ -2,6 +2,7 @@
 //! graph module in its three modes, and the peers, real servers reached over their own
 //! protocols. A system's answer only has to carry enough to be verified.
 
+pub mod falkordb;
 pub mod neo4j;
 pub mod postgres;
 pub mod stdb;
