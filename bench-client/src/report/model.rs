@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The systems, in report column order, as `--systems` names them, with the `mode` their rows
 /// carry in reports.
-pub const SYSTEMS: [(&str, &str); 8] = [
+pub const SYSTEMS: [(&str, &str); 9] = [
     ("stdb", "stage2"),
     ("stdb-http", "stage2-http"),
     ("stdb-stage1", "stage1"),
@@ -14,6 +14,7 @@ pub const SYSTEMS: [(&str, &str); 8] = [
     ("neo4j", "neo4j"),
     ("neo4j-apoc", "neo4j-apoc"),
     ("postgres", "postgres"),
+    ("kuzu", "kuzu"),
     ("falkordb", "falkordb"),
 ];
 
