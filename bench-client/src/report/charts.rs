@@ -184,7 +184,7 @@ fn latency(report: &Report) -> Chart<'_> {
             report.environment.dataset
         ),
         subtitle: subtitle(report),
-        y_desc: "client round-trip latency (log scale)",
+        y_desc: "latency per call (log scale)",
         series_desc: "mode",
         series: modes(report),
         stats: ["p50", "p90", "p99"],
