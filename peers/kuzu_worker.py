@@ -17,8 +17,9 @@ gets one reply line
 
 `ns` is measured here, around `Connection.execute` and the fetch of every row, so that the
 pipe and the JSON encoding are not charged to the engine. The worker exits when stdin closes.
-Written for LadybugDB (PyPI `ladybug`, the maintained fork of Kuzu); Kuzu's own package
-(`kuzu`) has the same API and works too when `ladybug` is not installed.
+Written for LadybugDB (PyPI `ladybug`, the maintained fork of Kuzu, what `scripts/peers install
+kuzu` installs); Kuzu's own archived package (`kuzu`, 0.11.3 tried by hand) has the same API and
+is used when `ladybug` is not installed.
 """
 
 import argparse

@@ -189,10 +189,16 @@ impl System for Kuzu {
 
     fn describe(&mut self) -> Result<String> {
         let r = &self.ready;
+        // The worker falls back to the archived `kuzu` package when `ladybug` is missing.
+        let what = if r.engine == "LadybugDB" {
+            "embedded; Kuzu's maintained fork"
+        } else {
+            "embedded"
+        };
         Ok(format!(
-            "{} {} (embedded; Kuzu's maintained fork; storage version {}) through its Python \
-             API in a worker process, each query timed in the worker around execute and fetch; \
-             threads {}, buffer pool {:.2} GiB; SHORTEST patterns bounded at {MAX_HOPS} hops",
+            "{} {} ({what}; storage version {}) through its Python API in a worker process, \
+             each query timed in the worker around execute and fetch; threads {}, buffer pool \
+             {:.2} GiB; SHORTEST patterns bounded at {MAX_HOPS} hops",
             r.engine,
             r.version,
             r.storage_version,
