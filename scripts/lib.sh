@@ -86,17 +86,21 @@ start_host() {
   die "graph-host did not answer on $listen within 30 s (log: $log)"
 }
 
-# Starts Neo4j and PostgreSQL (scripts/peers) in a temporary directory, stopped on exit (by
-# `cleanup`), and sets PEER_ARGS to the graph-bench options that select and reach
-# them. Heap and page cache: NEO4J_HEAP / NEO4J_PAGECACHE; PostgreSQL memory: PG_* (see peers).
+# Starts Neo4j, PostgreSQL and FalkorDB, and writes the Kuzu worker command (scripts/peers), in a
+# temporary directory, stopped on exit (by `cleanup`; graph-bench ends its Kuzu worker itself),
+# and sets PEER_ARGS to the graph-bench options that select and reach them. Heap and page cache:
+# NEO4J_HEAP / NEO4J_PAGECACHE; PostgreSQL memory: PG_*; Kuzu's buffer pool: KUZU_BUFFER_POOL
+# (see peers).
 start_peers() {
   "$ROOT/scripts/peers" install all
   PEERS_DIR="$(mktemp -d "${TMPDIR:-/tmp}/stdb-graph-peers.XXXXXX")"
   chmod 755 "$PEERS_DIR"   # PostgreSQL runs as the postgres user when we are root
   trap cleanup EXIT
-  local neo4j postgres
+  local neo4j postgres kuzu falkordb
   neo4j="$("$ROOT/scripts/peers" start neo4j --port "${NEO4J_PORT:-7687}" --dir "$PEERS_DIR")"
   postgres="$("$ROOT/scripts/peers" start postgres --port "${PG_PORT:-5439}" --dir "$PEERS_DIR")"
-  PEER_ARGS=(--systems "stdb,stdb-http,stdb-stage1,stdb-stage1-reducer,neo4j,neo4j-apoc,postgres"
-             --neo4j "$neo4j" --postgres "$postgres")
+  falkordb="$("$ROOT/scripts/peers" start falkordb --port "${FALKORDB_PORT:-6389}" --dir "$PEERS_DIR")"
+  kuzu="$("$ROOT/scripts/peers" start kuzu --port 0 --dir "$PEERS_DIR")"
+  PEER_ARGS=(--systems "stdb,stdb-http,stdb-stage1,stdb-stage1-reducer,neo4j,neo4j-apoc,postgres,kuzu,falkordb"
+             --neo4j "$neo4j" --postgres "$postgres" --kuzu "$kuzu" --falkordb "$falkordb")
 }

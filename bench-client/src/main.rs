@@ -12,6 +12,8 @@ use graph_bench::report::markdown::{self, fmt_us};
 use graph_bench::report::model::{self, Contention, Environment, Report, Sample, Summary};
 use graph_bench::report::write::write;
 use graph_bench::system::{Query, Reply, System};
+use graph_bench::systems::falkordb::FalkorDb;
+use graph_bench::systems::kuzu::Kuzu;
 use graph_bench::systems::neo4j::Neo4j;
 use graph_bench::systems::postgres::Postgres;
 use graph_bench::systems::stdb::{self, SpacetimeDb};
@@ -75,7 +77,8 @@ struct Args {
     /// Comma-separated systems: stdb (the Stage-2 procedures over the SDK's WebSocket),
     /// stdb-http (the same over the HTTP call route), stdb-stage1 (full-scan procedures),
     /// stdb-stage1-reducer (full-scan reducers), and the peers neo4j (plain
-    /// Cypher), neo4j-apoc (APOC) and postgres (recursive CTEs), which `scripts/peers` starts.
+    /// Cypher), neo4j-apoc (APOC), postgres (recursive CTEs), kuzu (LadybugDB, embedded, in a
+    /// worker process) and falkordb (Redis protocol), which `scripts/peers` starts.
     /// `--modes` is accepted as another name.
     #[arg(
         long,
@@ -95,6 +98,12 @@ struct Args {
         default_value = "host=127.0.0.1 port=5432 user=postgres dbname=postgres"
     )]
     postgres: String,
+    /// The Kuzu worker command for kuzu: the path `scripts/peers start kuzu` prints.
+    #[arg(long, env = "GRAPH_KUZU")]
+    kuzu: Option<String>,
+    /// redis:// URL of the FalkorDB server for falkordb.
+    #[arg(long, env = "GRAPH_FALKORDB", default_value = "redis://127.0.0.1:6379")]
+    falkordb: String,
     /// Edges changed per second (adds and removes) while a full BFS and a shortest path run in
     /// a loop, one phase per rate (see --under-writes-secs).
     #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
@@ -417,6 +426,13 @@ fn connect(
         "neo4j" => Ok(Box::new(Neo4j::connect(&args.neo4j, false)?)),
         "neo4j-apoc" => Ok(Box::new(Neo4j::connect(&args.neo4j, true)?)),
         "postgres" => Ok(Box::new(Postgres::connect(&args.postgres)?)),
+        "kuzu" => {
+            let worker = args.kuzu.as_deref().context(
+                "kuzu needs --kuzu WORKER: the command `scripts/peers start kuzu --port 0 --dir D` prints",
+            )?;
+            Ok(Box::new(Kuzu::connect(worker)?))
+        }
+        "falkordb" => Ok(Box::new(FalkorDb::connect(&args.falkordb)?)),
         _ => bail!("no system `{name}`"),
     }
 }

@@ -91,6 +91,12 @@ pub struct Answer {
     pub server_us: Option<u64>,
     /// The module's own account of the query's transactions (SpacetimeDB procedures only).
     pub stats: Option<TxStats>,
+    /// The call's duration in ns, measured in the engine's own process around the query and the
+    /// fetch of its result, for an embedded engine that the benchmark can only reach through a
+    /// process and a pipe of its own, which an application embedding the engine does not have
+    /// (Kuzu's worker). When set, `measure` records it as the call's time, and the client's
+    /// clock (pipe included) beside it. `None` for every system reached as its users reach it.
+    pub in_process_ns: Option<u64>,
 }
 
 /// The module's [`QueryStats`] as the reports record them (plain serde, unlike the generated
@@ -170,6 +176,7 @@ impl From<Reply> for Answer {
             reply,
             server_us: None,
             stats: None,
+            in_process_ns: None,
         }
     }
 }
@@ -229,6 +236,8 @@ pub mod fake {
         pub delay: Duration,
         /// Edges a load drops, to play a lossy loader.
         pub lost: u64,
+        /// What the fake says it measured in its own process, ns (see [`Answer::in_process_ns`]).
+        pub in_process_ns: Option<u64>,
         /// Queries answered so far.
         pub calls: usize,
     }
@@ -243,6 +252,7 @@ pub mod fake {
                 reply,
                 delay: Duration::ZERO,
                 lost: 0,
+                in_process_ns: None,
                 calls: 0,
             }
         }
@@ -297,6 +307,7 @@ pub mod fake {
                 reply: self.reply.clone(),
                 server_us: Some(1),
                 stats: None,
+                in_process_ns: self.in_process_ns,
             })
         }
     }

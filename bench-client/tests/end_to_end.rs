@@ -62,6 +62,16 @@ fn check_samples(out: &Path, report: &Value) -> Vec<Value> {
         if s["workload"] == "path" {
             assert!(s["a"].is_u64() && s["b"].is_u64(), "{s}");
         }
+        // Kuzu's time is its worker's, with the client's clock (pipe included) beside it;
+        // every other system's is the client's clock alone.
+        if s["system"] == "kuzu" {
+            assert!(
+                s["client_us"].as_f64().unwrap() > s["e2e_us"].as_f64().unwrap(),
+                "{s}"
+            );
+        } else {
+            assert!(s["client_us"].is_null(), "{s}");
+        }
         if s["system"] == "stdb" && s["workload"] == "bfs" {
             assert!(
                 s["transactions"].as_u64().unwrap() > 0,
@@ -234,9 +244,20 @@ fn peers_run_side_by_side_with_verified_answers() {
         &[("NEO4J_HEAP", "1g"), ("NEO4J_PAGECACHE", "256m")],
     );
     let postgres = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
+    let falkordb = PeerServer::start("falkordb", &[]);
+    let kuzu = PeerServer::start("kuzu", &[("KUZU_BUFFER_POOL", "1g")]);
     let out = tempfile::tempdir().unwrap();
-    let systems = ["--systems", "stdb,neo4j,neo4j-apoc,postgres"];
-    let peers = ["--neo4j", neo4j.address(), "--postgres", postgres.address()];
+    let systems = ["--systems", "stdb,neo4j,neo4j-apoc,postgres,kuzu,falkordb"];
+    let peers = [
+        "--neo4j",
+        neo4j.address(),
+        "--postgres",
+        postgres.address(),
+        "--kuzu",
+        kuzu.address(),
+        "--falkordb",
+        falkordb.address(),
+    ];
     let small = ["--dataset", "fb", "--runs", "4", "--bfs-runs", "1"];
     let quiet = [
         "--writes",
@@ -271,7 +292,14 @@ fn peers_run_side_by_side_with_verified_answers() {
             )
         })
         .collect();
-    for mode in ["stage2", "neo4j", "neo4j-apoc", "postgres"] {
+    for mode in [
+        "stage2",
+        "neo4j",
+        "neo4j-apoc",
+        "postgres",
+        "kuzu",
+        "falkordb",
+    ] {
         for workload in ["neighbors", "bfs", "bfs-depth", "path"] {
             assert!(
                 rows.contains(&(workload.to_string(), mode.to_string())),
@@ -290,13 +318,21 @@ fn peers_run_side_by_side_with_verified_answers() {
     let apoc = serde_json::json!(["neo4j-apoc"]);
     assert_eq!(
         loads,
-        [("stdb", &none), ("neo4j", &apoc), ("postgres", &none)]
+        [
+            ("stdb", &none),
+            ("neo4j", &apoc),
+            ("postgres", &none),
+            ("kuzu", &none),
+            ("falkordb", &none)
+        ]
     );
-    assert_eq!(report["systems"].as_array().unwrap().len(), 4);
+    assert_eq!(report["systems"].as_array().unwrap().len(), 6);
     check_samples(out.path(), &report);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
-        md.contains("| metric (p50) | stdb | neo4j | neo4j-apoc | postgres | stdb vs best peer |"),
+        md.contains(
+            "| metric (p50) | stdb | neo4j | neo4j-apoc | postgres | kuzu | falkordb | stdb vs best peer |"
+        ),
         "{md}"
     );
 }

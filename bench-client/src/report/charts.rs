@@ -27,8 +27,9 @@ const FONT_PATHS: [&str; 4] = [
 /// The family plotters asks for by default (axis labels), so one registration covers all text.
 const FONT: &str = "sans-serif";
 
-/// Distinct colours for modes, in order of first appearance; red is kept for the target line.
-const PALETTE: [RGBColor; 8] = [
+/// Distinct colours for modes, in order of first appearance (enough for every mode and the
+/// round trip); red is kept for the target line.
+const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -37,6 +38,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
     RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(57, 59, 121),
 ];
 const TARGET: RGBColor = RGBColor(214, 39, 40);
 const INK: RGBColor = RGBColor(60, 60, 60);
@@ -181,7 +184,7 @@ fn latency(report: &Report) -> Chart<'_> {
             report.environment.dataset
         ),
         subtitle: subtitle(report),
-        y_desc: "client round-trip latency (log scale)",
+        y_desc: "latency per call (log scale)",
         series_desc: "mode",
         series: modes(report),
         stats: ["p50", "p90", "p99"],

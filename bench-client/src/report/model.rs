@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The systems, in report column order, as `--systems` names them, with the `mode` their rows
 /// carry in reports.
-pub const SYSTEMS: [(&str, &str); 7] = [
+pub const SYSTEMS: [(&str, &str); 9] = [
     ("stdb", "stage2"),
     ("stdb-http", "stage2-http"),
     ("stdb-stage1", "stage1"),
@@ -14,6 +14,8 @@ pub const SYSTEMS: [(&str, &str); 7] = [
     ("neo4j", "neo4j"),
     ("neo4j-apoc", "neo4j-apoc"),
     ("postgres", "postgres"),
+    ("kuzu", "kuzu"),
+    ("falkordb", "falkordb"),
 ];
 
 /// The report `mode` of a system's rows.
@@ -164,11 +166,16 @@ pub struct Sample {
     /// calls of the round-trip floor).
     pub a: Option<u64>,
     pub b: Option<u64>,
-    /// The client's time for the call alone, in µs.
+    /// The call's time in µs: the client's clock around the call alone, or for an embedded
+    /// engine reached through a worker process (Kuzu), the engine's own in-process time.
     pub e2e_us: f64,
     /// The time the system measured itself, in µs: a server's execution time, or an embedded
     /// engine's in-process time.
     pub server_us: Option<u64>,
+    /// The client's clock around the call, µs, when `e2e_us` is the engine's in-process time:
+    /// the difference is the worker's pipe.
+    #[serde(default)]
+    pub client_us: Option<f64>,
     /// The module's account of the query's transactions (SpacetimeDB procedures only).
     #[serde(flatten)]
     pub stats: Option<TxStats>,
@@ -517,6 +524,7 @@ mod tests {
             b: Some(2),
             e2e_us: 812.5,
             server_us: Some(640),
+            client_us: None,
             stats: Some(TxStats {
                 transactions: 2,
                 edges_scanned: 90,

@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 /// The columns before the module's stats, in the order of [`Sample`]'s fields.
-const COLUMNS: [&str; 7] = [
+const COLUMNS: [&str; 8] = [
     "system",
     "workload",
     "index",
@@ -15,6 +15,7 @@ const COLUMNS: [&str; 7] = [
     "b",
     "e2e_us",
     "server_us",
+    "client_us",
 ];
 
 /// One JSON object per line.
@@ -86,16 +87,18 @@ mod tests {
                 b: Some(9),
                 e2e_us: 1250.5,
                 server_us: Some(980),
+                client_us: None,
                 stats: Some(stats),
             },
             Sample {
-                system: "postgres".into(),
+                system: "kuzu".into(),
                 workload: "bfs-depth".into(),
                 index: 1,
                 a: Some(7),
                 b: None,
                 e2e_us: 3000.0,
                 server_us: None,
+                client_us: Some(3150.25),
                 stats: None,
             },
         ]
@@ -117,7 +120,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert_eq!(&header[..7], COLUMNS);
+        assert_eq!(&header[..8], COLUMNS);
         let first = serde_json::to_value(&samples()[0]).unwrap();
         let first = first.as_object().unwrap();
         assert_eq!(header.len(), first.len(), "{header:?} vs {first:?}");
@@ -132,6 +135,10 @@ mod tests {
         let bare: Vec<&str> = lines[2].split(',').collect();
         assert_eq!(bare.len(), header.len());
         assert_eq!((bare[at("b")], bare[at("server_us")]), ("", ""));
+        assert_eq!(
+            (row[at("client_us")], bare[at("client_us")]),
+            ("", "3150.25")
+        );
         assert_eq!(bare[at("transactions")], "");
     }
 

@@ -67,6 +67,7 @@ mod tests {
                 b: Some(2),
                 e2e_us: 120.0,
                 server_us: None,
+                client_us: None,
                 stats: None,
             })
             .collect();

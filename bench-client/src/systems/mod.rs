@@ -1,7 +1,10 @@
 //! The systems the benchmark measures, each behind [`crate::system::System`]: SpacetimeDB's
-//! graph module in its three modes, and the peers, real servers reached over their own
-//! protocols. A system's answer only has to carry enough to be verified.
+//! graph module in its three modes, and the peers: real servers reached over their own
+//! protocols, and an embedded engine (Kuzu) run in a worker process through its Python API. A
+//! system's answer only has to carry enough to be verified.
 
+pub mod falkordb;
+pub mod kuzu;
 pub mod neo4j;
 pub mod postgres;
 pub mod stdb;

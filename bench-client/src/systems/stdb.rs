@@ -116,6 +116,7 @@ impl Response {
             reply,
             server_us: execution_us,
             stats: Some((&stats).into()),
+            in_process_ns: None,
         };
         Ok(match self {
             Response::Count(a) => {
@@ -263,6 +264,7 @@ pub fn round_trip(
             b: None,
             e2e_us: t.e2e_us,
             server_us: t.value,
+            client_us: None,
             stats: None,
         })
         .collect())

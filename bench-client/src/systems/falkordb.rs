@@ -1,0 +1,552 @@
+//! FalkorDB 4 (a Redis module whose graphs are sparse adjacency matrices), queried in Cypher
+//! with `GRAPH.QUERY` over the Redis protocol, as its clients do. Start a server with
+//! `scripts/peers start falkordb --port P --dir D`.
+//!
+//! The graph is `(:V {id})` nodes with an index on `V.id`, and for each arc `src -> dst` an
+//! `[:E]` relationship `src -> dst` plus an `[:R]` relationship `dst -> src`. FalkorDB's
+//! traversals are directed only: `algo.BFS` follows outgoing relationships and `shortestPath`
+//! refuses an undirected pattern ("FalkorDB does not currently support undirected shortestPath
+//! traversals"). So, as FalkorDB's documentation advises for undirected graphs, both directions
+//! are stored: a BFS or a path walks `E` for `out`, `R` for `in` and both types for `both`.
+//! Neighbor counts use plain patterns on `E` (`->`, `<-`, or undirected). The `R` copies double
+//! the load's work, which the load time includes.
+
+use crate::system::{self, Answer, Reply, System};
+use crate::workloads::Workload;
+use anyhow::{Context, Result, anyhow, bail, ensure};
+use graph_client::graph::Direction;
+use redis::Value;
+use std::fmt::Write as _;
+
+/// The Redis key of the graph.
+const GRAPH: &str = "graph";
+/// Vertices per `UNWIND` query.
+const NODE_BATCH: usize = 50_000;
+/// Arcs per `UNWIND` query: each is two index seeks and two relationships.
+const EDGE_BATCH: usize = 10_000;
+
+/// A connection to a FalkorDB server (redis-server with the FalkorDB module).
+pub struct FalkorDb {
+    conn: redis::Connection,
+}
+
+/// A value of FalkorDB's compact result format, as far as the benchmark's queries need.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    Null,
+    Int(i64),
+    List(Vec<Cell>),
+}
+
+/// A query's result: its rows, and the execution time the server reported, µs.
+struct Rows {
+    rows: Vec<Vec<Cell>>,
+    server_us: Option<u64>,
+}
+
+impl FalkorDb {
+    /// Connects to `url` (e.g. `redis://127.0.0.1:6379`, what `scripts/peers start falkordb`
+    /// prints) and checks that the FalkorDB module answers.
+    pub fn connect(url: &str) -> Result<FalkorDb> {
+        let hint = || {
+            format!(
+                "no FalkorDB answers at {url}: start one with \
+                 `scripts/peers start falkordb --port PORT --dir DIR`"
+            )
+        };
+        let client = redis::Client::open(url).with_context(hint)?;
+        let conn = client.get_connection().with_context(hint)?;
+        let mut falkordb = FalkorDb { conn };
+        falkordb
+            .module_version()
+            .with_context(|| format!("the server at {url} has no FalkorDB module"))?;
+        Ok(falkordb)
+    }
+
+    /// Runs `cypher` with `params` (as `name=value` in FalkorDB's `CYPHER` prefix) and reads its
+    /// result in the compact format the official clients use.
+    fn query(&mut self, cypher: &str, params: &[(&str, i64)]) -> Result<Rows> {
+        let mut text = String::new();
+        if !params.is_empty() {
+            text.push_str("CYPHER");
+            for (name, value) in params {
+                let _ = write!(text, " {name}={value}");
+            }
+            text.push(' ');
+        }
+        text.push_str(cypher);
+        self.run(&text)
+    }
+
+    /// Sends one `GRAPH.QUERY` and parses its reply.
+    fn run(&mut self, text: &str) -> Result<Rows> {
+        let reply: Value = redis::cmd("GRAPH.QUERY")
+            .arg(GRAPH)
+            .arg(text)
+            .arg("--compact")
+            .query(&mut self.conn)
+            .with_context(|| format!("GRAPH.QUERY {}", abbreviate(text)))?;
+        parse_result(reply).with_context(|| format!("reading the result of {}", abbreviate(text)))
+    }
+
+    /// The only row of a query that returns at most one, if any.
+    fn one_row(
+        &mut self,
+        cypher: &str,
+        params: &[(&str, i64)],
+    ) -> Result<(Option<Vec<Cell>>, Option<u64>)> {
+        let Rows {
+            mut rows,
+            server_us,
+        } = self.query(cypher, params)?;
+        ensure!(
+            rows.len() <= 1,
+            "{cypher}: {} rows where one was due",
+            rows.len()
+        );
+        Ok((rows.pop(), server_us))
+    }
+
+    /// An aggregate that always returns one integer.
+    fn count(&mut self, cypher: &str) -> Result<u64> {
+        match self.one_row(cypher, &[])?.0.as_deref() {
+            Some([Cell::Int(n)]) => u64::try_from(*n).map_err(|_| anyhow!("negative count {n}")),
+            other => bail!("{cypher}: expected one count, got {other:?}"),
+        }
+    }
+
+    /// FalkorDB's version from `MODULE LIST` (the `graph` module's `ver`, e.g. 41603 = 4.16.3).
+    fn module_version(&mut self) -> Result<String> {
+        let modules: Vec<Value> = redis::cmd("MODULE").arg("LIST").query(&mut self.conn)?;
+        for module in modules {
+            let fields = match module {
+                Value::Array(fields) => fields,
+                Value::Map(pairs) => pairs.into_iter().flat_map(|(k, v)| [k, v]).collect(),
+                _ => continue,
+            };
+            let mut name = None;
+            let mut ver = None;
+            for pair in fields.chunks(2) {
+                if let [key, value] = pair {
+                    match (text(key).as_deref(), value) {
+                        (Some("name"), v) => name = text(v),
+                        (Some("ver"), Value::Int(v)) => ver = Some(*v),
+                        _ => {}
+                    }
+                }
+            }
+            if let (Some("graph"), Some(v)) = (name.as_deref(), ver) {
+                return Ok(format!("{}.{}.{}", v / 10_000, v / 100 % 100, v % 100));
+            }
+        }
+        bail!("MODULE LIST names no `graph` module")
+    }
+
+    /// One of FalkorDB's settings, as `GRAPH.CONFIG GET` prints it.
+    fn config(&mut self, name: &str) -> Result<String> {
+        let reply: Value = redis::cmd("GRAPH.CONFIG")
+            .arg("GET")
+            .arg(name)
+            .query(&mut self.conn)?;
+        match reply {
+            Value::Array(pair) if pair.len() == 2 => match &pair[1] {
+                Value::Int(n) => Ok(n.to_string()),
+                v => text(v).with_context(|| format!("GRAPH.CONFIG GET {name}: {v:?}")),
+            },
+            other => bail!("GRAPH.CONFIG GET {name}: {other:?}"),
+        }
+    }
+}
+
+/// The start of a long query (a load batch), for error messages.
+fn abbreviate(text: &str) -> String {
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// A Redis string value as text.
+fn text(value: &Value) -> Option<String> {
+    match value {
+        Value::BulkString(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        Value::VerbatimString { text, .. } => Some(text.clone()),
+        _ => None,
+    }
+}
+
+/// A `GRAPH.QUERY --compact` reply: `[header, rows, statistics]`, or `[statistics]` for a query
+/// that returns nothing.
+fn parse_result(reply: Value) -> Result<Rows> {
+    let Value::Array(mut parts) = reply else {
+        bail!("a GRAPH.QUERY reply that is not an array: {reply:?}");
+    };
+    let stats = parts.pop().context("an empty GRAPH.QUERY reply")?;
+    let server_us = statistics(&stats)?;
+    let rows = match parts.len() {
+        0 => Vec::new(),
+        2 => {
+            let Value::Array(rows) = parts.pop().expect("two parts") else {
+                bail!("GRAPH.QUERY rows that are not an array");
+            };
+            rows.into_iter()
+                .map(|row| match row {
+                    Value::Array(cells) => cells.into_iter().map(cell).collect(),
+                    other => bail!("a GRAPH.QUERY row that is not an array: {other:?}"),
+                })
+                .collect::<Result<_>>()?
+        }
+        n => bail!("a GRAPH.QUERY reply of {} parts", n + 1),
+    };
+    Ok(Rows { rows, server_us })
+}
+
+/// The server's execution time (`Query internal execution time: 0.5 milliseconds`), in µs.
+fn statistics(stats: &Value) -> Result<Option<u64>> {
+    let Value::Array(lines) = stats else {
+        bail!("GRAPH.QUERY statistics that are not an array: {stats:?}");
+    };
+    for line in lines.iter().filter_map(text) {
+        if let Some(rest) = line.strip_prefix("Query internal execution time:") {
+            let ms: f64 = rest
+                .trim()
+                .trim_end_matches("milliseconds")
+                .trim()
+                .parse()
+                .with_context(|| format!("reading `{line}`"))?;
+            return Ok(Some((ms * 1e3).round() as u64));
+        }
+    }
+    Ok(None)
+}
+
+/// A compact value: `[type, value]`, with types 1 null, 3 integer and 6 array (the others do
+/// not occur in the benchmark's results).
+fn cell(value: Value) -> Result<Cell> {
+    let Value::Array(pair) = value else {
+        bail!("a compact value that is not a [type, value] pair: {value:?}");
+    };
+    let [Value::Int(kind), value] = <[Value; 2]>::try_from(pair)
+        .map_err(|pair| anyhow!("a compact value of {} parts", pair.len()))?
+    else {
+        bail!("a compact value without its type");
+    };
+    Ok(match (kind, value) {
+        (1, _) => Cell::Null,
+        (3, Value::Int(n)) => Cell::Int(n),
+        (6, Value::Array(items)) => Cell::List(items.into_iter().map(cell).collect::<Result<_>>()?),
+        (kind, value) => bail!("an unexpected compact value of type {kind}: {value:?}"),
+    })
+}
+
+/// FalkorDB integers are signed 64-bit; SNAP ids are far below the limit, but say so if one is
+/// not.
+fn node_id(v: u64) -> Result<i64> {
+    i64::try_from(v).with_context(|| format!("vertex id {v} does not fit a FalkorDB integer"))
+}
+
+/// A stored id back as the benchmark's `u64`.
+fn vertex(cell: &Cell) -> Result<u64> {
+    match cell {
+        Cell::Int(n) => u64::try_from(*n).map_err(|_| anyhow!("negative vertex id {n}")),
+        other => bail!("a vertex id that is not an integer: {other:?}"),
+    }
+}
+
+/// The neighbor pattern of `dir` on the stored arcs: `(s){pattern}(n)`.
+fn neighbor_pattern(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Out => "-[:E]->",
+        Direction::In => "<-[:E]-",
+        Direction::Both => "-[:E]-",
+    }
+}
+
+/// The relationship type(s) a directed traversal follows to walk `dir`: the arcs, their stored
+/// reverses, or both.
+fn walk(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Out => "E",
+        Direction::In => "R",
+        Direction::Both => "E|R",
+    }
+}
+
+/// `algo.BFS`'s relationship argument for `dir` (NULL: every type).
+fn bfs_type(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Out => "'E'",
+        Direction::In => "'R'",
+        Direction::Both => "NULL",
+    }
+}
+
+/// Writes `values` as a Cypher list literal.
+fn list(out: &mut String, values: impl Iterator<Item = String>) {
+    out.push('[');
+    for (i, v) in values.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&v);
+    }
+    out.push(']');
+}
+
+impl System for FalkorDb {
+    fn name(&self) -> &'static str {
+        "falkordb"
+    }
+
+    fn store(&self) -> &'static str {
+        "falkordb"
+    }
+
+    fn describe(&mut self) -> Result<String> {
+        let version = self.module_version()?;
+        let info: String = redis::cmd("INFO").arg("server").query(&mut self.conn)?;
+        let redis_version = info
+            .lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .unwrap_or("?")
+            .trim()
+            .to_string();
+        let threads = self.config("THREAD_COUNT")?;
+        let omp = self.config("OMP_THREAD_COUNT")?;
+        Ok(format!(
+            "FalkorDB {version} (Redis module, redis-server {redis_version}, RESP over TCP, \
+             GRAPH.QUERY --compact); THREAD_COUNT {threads}, OMP_THREAD_COUNT {omp}; no \
+             persistence; directed only: each arc stored both ways (:E and a reverse :R) for \
+             in/both BFS (algo.BFS) and paths (shortestPath)"
+        ))
+    }
+
+    fn clear(&mut self) -> Result<()> {
+        let exists: bool = redis::cmd("EXISTS").arg(GRAPH).query(&mut self.conn)?;
+        if exists {
+            let _: Value = redis::cmd("GRAPH.DELETE")
+                .arg(GRAPH)
+                .query(&mut self.conn)?;
+        }
+        // Created before the load, so that the edge load's MATCHes are index seeks.
+        self.run("CREATE INDEX FOR (v:V) ON (v.id)")?;
+        Ok(())
+    }
+
+    fn load(
+        &mut self,
+        vertices: &[u64],
+        edges: &[(u64, u64)],
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<()> {
+        for batch in vertices.chunks(NODE_BATCH) {
+            let mut text = String::from("CYPHER ids=");
+            let ids = batch
+                .iter()
+                .map(|&v| node_id(v))
+                .collect::<Result<Vec<_>>>()?;
+            list(&mut text, ids.iter().map(i64::to_string));
+            text.push_str(" UNWIND $ids AS id CREATE (:V {id: id})");
+            self.run(&text)?;
+        }
+        let mut loaded = 0;
+        for batch in edges.chunks(EDGE_BATCH) {
+            let mut text = String::from("CYPHER rows=");
+            let rows = batch
+                .iter()
+                .map(|&(s, d)| Ok(format!("[{},{}]", node_id(s)?, node_id(d)?)))
+                .collect::<Result<Vec<_>>>()?;
+            list(&mut text, rows.into_iter());
+            text.push_str(
+                " UNWIND $rows AS e MATCH (a:V {id: e[0]}), (b:V {id: e[1]}) \
+                 CREATE (a)-[:E]->(b), (b)-[:R]->(a)",
+            );
+            self.run(&text)?;
+            loaded += batch.len();
+            progress(loaded);
+        }
+        Ok(())
+    }
+
+    /// The vertices and the `E` arcs; the `R` copies must match them one for one.
+    fn counts(&mut self) -> Result<(u64, u64)> {
+        let vertices = self.count("MATCH (n) RETURN count(n)")?;
+        let arcs = self.count("MATCH ()-[e:E]->() RETURN count(e)")?;
+        let reverse = self.count("MATCH ()-[r:R]->() RETURN count(r)")?;
+        ensure!(
+            reverse == arcs,
+            "FalkorDB holds {arcs} arcs but {reverse} reverse copies"
+        );
+        Ok((vertices, arcs))
+    }
+
+    fn supports(&self, _: Workload) -> bool {
+        true
+    }
+
+    fn answer(&mut self, query: &system::Query) -> Result<Answer> {
+        let (reply, server_us) = match *query {
+            system::Query::NeighborCount { vertex, dir } => self.neighbor_count(vertex, dir)?,
+            system::Query::Bfs {
+                start,
+                dir,
+                max_depth,
+            } => self.bfs(start, dir, max_depth)?,
+            system::Query::ShortestPath {
+                source,
+                target,
+                dir,
+            } => self.shortest_path(source, target, dir)?,
+        };
+        Ok(Answer {
+            reply,
+            server_us,
+            stats: None,
+            in_process_ns: None,
+        })
+    }
+}
+
+/// The queries, in FalkorDB's Cypher; each returns the reply and the server's execution time.
+impl FalkorDb {
+    fn neighbor_count(&mut self, v: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
+        let Ok(id) = i64::try_from(v) else {
+            return Ok((Reply::UnknownVertex, None));
+        };
+        // Grouped by the start, so that an unknown start gives no row (a bare count would give
+        // 0); DISTINCT because with `both` a vertex linked both ways is matched twice.
+        let (row, server_us) = self.one_row(
+            &format!(
+                "MATCH (s:V {{id: $id}}) OPTIONAL MATCH (s){}(n) RETURN s.id, count(DISTINCT n)",
+                neighbor_pattern(dir)
+            ),
+            &[("id", id)],
+        )?;
+        let reply = match row.as_deref() {
+            None => Reply::UnknownVertex,
+            Some([_, Cell::Int(n)]) => {
+                Reply::Count(u64::try_from(*n).map_err(|_| anyhow!("negative neighbor count {n}"))?)
+            }
+            Some(other) => bail!("neighbor count of {v}: unexpected row {other:?}"),
+        };
+        Ok((reply, server_us))
+    }
+
+    fn bfs(
+        &mut self,
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+    ) -> Result<(Reply, Option<u64>)> {
+        let Ok(id) = i64::try_from(start) else {
+            return Ok((Reply::UnknownVertex, None));
+        };
+        // algo.BFS's level -1 is unbounded; it does not take 0 (it then returns nothing), and
+        // a BFS of depth 0 reaches the start alone, so that is a lookup of the start.
+        let (row, server_us) = match max_depth {
+            Some(0) => self.one_row("MATCH (s:V {id: $id}) RETURN []", &[("id", id)])?,
+            _ => {
+                let level = max_depth.map_or(-1, i64::from);
+                // `nodes` excludes the start. A start with nothing to visit yields no row from
+                // the procedure, so the count is collected in a subquery, which still returns
+                // one row per known start.
+                self.one_row(
+                    &format!(
+                        "MATCH (s:V {{id: $id}}) CALL {{ WITH s \
+                         CALL algo.BFS(s, {level}, {}) YIELD nodes \
+                         RETURN collect(size(nodes)) AS n }} RETURN n",
+                        bfs_type(dir)
+                    ),
+                    &[("id", id)],
+                )?
+            }
+        };
+        let reply = match row.as_deref() {
+            None => Reply::UnknownVertex,
+            Some([Cell::List(found)]) => match found.as_slice() {
+                [] => Reply::Reached(1),
+                [Cell::Int(n)] => Reply::Reached(
+                    1 + u64::try_from(*n).map_err(|_| anyhow!("negative BFS size {n}"))?,
+                ),
+                other => bail!("BFS from {start}: unexpected sizes {other:?}"),
+            },
+            Some(other) => bail!("BFS from {start}: unexpected row {other:?}"),
+        };
+        Ok((reply, server_us))
+    }
+
+    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
+        let (Ok(a_id), Ok(b_id)) = (i64::try_from(a), i64::try_from(b)) else {
+            return Ok((Reply::UnknownVertex, None));
+        };
+        // shortestPath is allowed only in WITH and RETURN. `*0..` so that a == b gives the
+        // one-node path rather than none.
+        let (row, server_us) = self.one_row(
+            &format!(
+                "MATCH (a:V {{id: $a}}), (b:V {{id: $b}}) \
+                 RETURN [n IN nodes(shortestPath((a)-[:{}*0..]->(b))) | n.id]",
+                walk(dir)
+            ),
+            &[("a", a_id), ("b", b_id)],
+        )?;
+        let reply = match row.as_deref() {
+            None => Reply::UnknownVertex,
+            Some([Cell::Null]) => Reply::Unreachable,
+            Some([Cell::List(ids)]) => Reply::Path(ids.iter().map(vertex).collect::<Result<_>>()?),
+            Some(other) => bail!("path {a} → {b}: unexpected row {other:?}"),
+        };
+        Ok((reply, server_us))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(n: i64) -> Value {
+        Value::Array(vec![Value::Int(3), Value::Int(n)])
+    }
+
+    fn stats(ms: &str) -> Value {
+        Value::Array(vec![
+            Value::BulkString(b"Cached execution: 1".to_vec()),
+            Value::BulkString(format!("Query internal execution time: {ms} milliseconds").into()),
+        ])
+    }
+
+    #[test]
+    fn compact_results_parse_to_rows_and_the_servers_time() {
+        let header = Value::Array(vec![Value::Array(vec![
+            Value::Int(1),
+            Value::BulkString(b"p".to_vec()),
+        ])]);
+        let path = Value::Array(vec![
+            Value::Int(6),
+            Value::Array(vec![int(9_000_000_000), int(10)]),
+        ]);
+        let null = Value::Array(vec![Value::Int(1), Value::Nil]);
+        let rows = Value::Array(vec![Value::Array(vec![path]), Value::Array(vec![null])]);
+        let parsed = parse_result(Value::Array(vec![header, rows, stats("0.504940")])).unwrap();
+        assert_eq!(
+            parsed.rows,
+            [
+                vec![Cell::List(vec![Cell::Int(9_000_000_000), Cell::Int(10)])],
+                vec![Cell::Null]
+            ]
+        );
+        assert_eq!(parsed.server_us, Some(505));
+        // A write returns its statistics alone.
+        let written = parse_result(Value::Array(vec![stats("12.5")])).unwrap();
+        assert!(written.rows.is_empty());
+        assert_eq!(written.server_us, Some(12_500));
+    }
+
+    #[test]
+    fn unexpected_values_are_errors_not_guesses() {
+        let string = Value::Array(vec![Value::Int(2), Value::BulkString(b"x".to_vec())]);
+        assert!(cell(string).is_err());
+        assert!(cell(Value::Int(3)).is_err());
+        assert!(parse_result(Value::Int(1)).is_err());
+    }
+}

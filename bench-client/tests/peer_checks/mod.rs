@@ -1,0 +1,327 @@
+//! Checks every peer driver goes through against its real engine: a tiny graph whose answers are
+//! worked out by hand below, then seeded random graphs checked against the reference exactly as
+//! the benchmark checks them. Shared by the peers' smoke tests (`tests/peers_*.rs`).
+
+use graph_bench::system::{Query, Reply, System};
+use graph_bench::verify::verify;
+use graph_client::graph::Direction::{self, Both, In, Out};
+use graph_reference::ReferenceGraph;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// One past 32 bits, and far beyond.
+pub const BIG: u64 = 9_000_000_000;
+/// No vertex has these ids; the second one fits no signed 64-bit store.
+const UNKNOWN: [u64; 2] = [7, u64::MAX];
+
+/// Sparse ids, a 3-cycle 10 → 20 → 30 → 10 with the opposite arc 20 → 10, a tail 10 → 40 → 50
+/// ending in a self-loop, a source BIG → 10, a pair 1000 → 2000 joined to nothing else, and the
+/// isolated vertex 5.
+pub fn graph() -> (Vec<u64>, Vec<(u64, u64)>) {
+    let vertices = vec![5, 10, 20, 30, 40, 50, 1000, 2000, BIG];
+    let edges = vec![
+        (10, 20),
+        (10, 40),
+        (20, 10),
+        (20, 30),
+        (30, 10),
+        (40, 50),
+        (50, 50),
+        (1000, 2000),
+        (BIG, 10),
+    ];
+    (vertices, edges)
+}
+
+/// The peer's reply to `query`; a failed call fails the test.
+pub fn ask(peer: &mut dyn System, query: Query) -> Reply {
+    let name = peer.name();
+    peer.answer(&query)
+        .unwrap_or_else(|e| panic!("{name} failed on {query}: {e:#}"))
+        .reply
+}
+
+fn neighbor_count(peer: &mut dyn System, vertex: u64, dir: Direction) -> Reply {
+    ask(peer, Query::NeighborCount { vertex, dir })
+}
+
+fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>) -> Reply {
+    ask(
+        peer,
+        Query::Bfs {
+            start,
+            dir,
+            max_depth,
+        },
+    )
+}
+
+fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction) -> Reply {
+    ask(
+        peer,
+        Query::ShortestPath {
+            source,
+            target,
+            dir,
+        },
+    )
+}
+
+/// Empties the peer, loads `vertices` and `edges` (distinct, sorted), and checks the progress
+/// reports and the counts.
+pub fn load(peer: &mut dyn System, vertices: &[u64], edges: &[(u64, u64)]) {
+    peer.clear().unwrap();
+    let mut reported = Vec::new();
+    peer.load(vertices, edges, &mut |n| reported.push(n))
+        .unwrap();
+    assert_eq!(reported.last(), Some(&edges.len()), "{reported:?}");
+    assert_eq!(
+        peer.counts().unwrap(),
+        (vertices.len() as u64, edges.len() as u64)
+    );
+}
+
+/// Loads [`graph`] and checks every answer against the hand-worked ones. A peer may answer a
+/// BFS with its levels or with the number of vertices reached, and a path with the path or
+/// its length (see [`Reply`]); whichever it gives must match.
+pub fn hand_checked(peer: &mut dyn System) {
+    let (vertices, edges) = graph();
+    load(peer, &vertices, &edges);
+    check_neighbor_counts(peer);
+    check_bfs(peer);
+    check_paths(peer);
+
+    // Clearing empties the store, and the same connection loads and answers again.
+    peer.clear().unwrap();
+    assert_eq!(peer.counts().unwrap(), (0, 0));
+    assert_eq!(neighbor_count(peer, 10, Out), Reply::UnknownVertex);
+    load(peer, &vertices, &edges);
+    assert_eq!(neighbor_count(peer, 10, Both), Reply::Count(4));
+    assert_path(
+        shortest_path(peer, BIG, 50, Out),
+        &[BIG, 10, 40, 50],
+        "after a reload",
+    );
+}
+
+fn check_neighbor_counts(peer: &mut dyn System) {
+    // (vertex, out, in, both): both counts a vertex linked both ways once (10 and 20) and a
+    // self-loop once (50).
+    let want = [
+        (5, 0, 0, 0),
+        (10, 2, 3, 4),
+        (20, 2, 1, 2),
+        (30, 1, 1, 2),
+        (40, 1, 1, 2),
+        (50, 1, 2, 2),
+        (1000, 1, 0, 1),
+        (2000, 0, 1, 1),
+        (BIG, 1, 0, 1),
+    ];
+    for (v, out, inc, both) in want {
+        for (dir, n) in [(Out, out), (In, inc), (Both, both)] {
+            assert_eq!(neighbor_count(peer, v, dir), Reply::Count(n), "{v} {dir:?}");
+        }
+    }
+    for dir in [Out, In, Both] {
+        for v in UNKNOWN {
+            assert_eq!(
+                neighbor_count(peer, v, dir),
+                Reply::UnknownVertex,
+                "{v} {dir:?}"
+            );
+        }
+    }
+}
+
+/// `got` is the BFS whose levels are `levels`: those levels, or their sum.
+fn assert_bfs(got: Reply, levels: &[u64], what: &str) {
+    match got {
+        Reply::Levels(got) => assert_eq!(got, levels, "{what}"),
+        Reply::Reached(n) => assert_eq!(n, levels.iter().sum::<u64>(), "{what}: {levels:?}"),
+        other => panic!("{what}: {other:?}, levels {levels:?} were due"),
+    }
+}
+
+/// `got` is `path` (the only shortest one), or its length.
+fn assert_path(got: Reply, path: &[u64], what: &str) {
+    match got {
+        Reply::Path(got) => assert_eq!(got, path, "{what}"),
+        Reply::Distance(d) => assert_eq!(d as usize, path.len() - 1, "{what}: {path:?}"),
+        other => panic!("{what}: {other:?}, {path:?} was due"),
+    }
+}
+
+fn check_bfs(peer: &mut dyn System) {
+    // (start, direction, levels of the full BFS).
+    let want: [(u64, Direction, &[u64]); 12] = [
+        (BIG, Out, &[1, 1, 2, 2]),
+        (10, Out, &[1, 2, 2]),
+        (50, Out, &[1]),
+        (50, In, &[1, 1, 1, 3]),
+        (10, In, &[1, 3]),
+        (10, Both, &[1, 4, 1]),
+        (50, Both, &[1, 1, 1, 3]),
+        (1000, Out, &[1, 1]),
+        (1000, In, &[1]),
+        (2000, Both, &[1, 1]),
+        (5, Both, &[1]),
+        (5, Out, &[1]),
+    ];
+    for (start, dir, levels) in want {
+        assert_bfs(
+            bfs(peer, start, dir, None),
+            levels,
+            &format!("{start} {dir:?}"),
+        );
+        // Every bound from 0 to past the last level: the levels cut after the bound.
+        for depth in 0..=levels.len() as u32 + 1 {
+            let cut = &levels[..levels.len().min(depth as usize + 1)];
+            assert_bfs(
+                bfs(peer, start, dir, Some(depth)),
+                cut,
+                &format!("{start} {dir:?} depth {depth}"),
+            );
+        }
+    }
+    for dir in [Out, In, Both] {
+        for v in UNKNOWN {
+            for depth in [None, Some(0), Some(2)] {
+                assert_eq!(
+                    bfs(peer, v, dir, depth),
+                    Reply::UnknownVertex,
+                    "{v} {dir:?} {depth:?}"
+                );
+            }
+        }
+    }
+}
+
+fn check_paths(peer: &mut dyn System) {
+    // Every expected path is the only shortest one.
+    let found: [(u64, u64, Direction, &[u64]); 15] = [
+        (BIG, 50, Out, &[BIG, 10, 40, 50]),
+        (BIG, 30, Out, &[BIG, 10, 20, 30]),
+        (30, 20, Out, &[30, 10, 20]),
+        (1000, 2000, Out, &[1000, 2000]),
+        (50, BIG, In, &[50, 40, 10, BIG]),
+        (20, 30, In, &[20, 10, 30]),
+        (2000, 1000, In, &[2000, 1000]),
+        (20, 30, Both, &[20, 30]),
+        (30, 50, Both, &[30, 10, 40, 50]),
+        (2000, 1000, Both, &[2000, 1000]),
+        (50, 50, Out, &[50]),
+        (5, 5, In, &[5]),
+        (10, 10, Both, &[10]),
+        (BIG, BIG, Both, &[BIG]),
+        (50, 40, Out, &[]),
+    ];
+    for (a, b, dir, path) in found {
+        let got = shortest_path(peer, a, b, dir);
+        if path.is_empty() {
+            // 50's only out-arc is its self-loop.
+            assert_eq!(got, Reply::Unreachable, "{a} → {b} {dir:?}");
+        } else {
+            assert_path(got, path, &format!("{a} → {b} {dir:?}"));
+        }
+    }
+    let not_found = [
+        (50, BIG, Out, Reply::Unreachable),
+        (2000, 1000, Out, Reply::Unreachable),
+        (BIG, 10, In, Reply::Unreachable),
+        (10, 1000, Both, Reply::Unreachable),
+        (5, 10, Both, Reply::Unreachable),
+        (10, 5, Out, Reply::Unreachable),
+        (10, 7, Out, Reply::UnknownVertex),
+        (7, 10, In, Reply::UnknownVertex),
+        (7, 7, Both, Reply::UnknownVertex),
+        (u64::MAX, 10, Both, Reply::UnknownVertex),
+        (10, u64::MAX, Out, Reply::UnknownVertex),
+    ];
+    for (a, b, dir, answer) in not_found {
+        assert_eq!(shortest_path(peer, a, b, dir), answer, "{a} → {b} {dir:?}");
+    }
+}
+
+/// A random graph from `seed`: `n` vertices with sparse ids (some past 32 bits), arcs drawn
+/// with a skew towards low-numbered vertices (hubs), a sprinkling of repeated arcs, opposite
+/// arcs and self-loops, and a separate component (a short directed path) so that some pairs
+/// are disconnected. Returns the raw rows (repeats included) as a dataset file would hold them.
+pub fn random_rows(seed: u64, n: usize, arcs: usize) -> Vec<(u64, u64)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut ids: Vec<u64> = (0..n)
+        .map(|i| i as u64 * 1_000 + rng.gen_range(0..1_000))
+        .collect();
+    ids[n - 1] = BIG + seed;
+    let pick = |rng: &mut ChaCha8Rng| {
+        let x: f64 = rng.r#gen();
+        ids[((x * x) * n as f64) as usize % n]
+    };
+    let mut rows = Vec::new();
+    for _ in 0..arcs {
+        let (a, b) = (pick(&mut rng), pick(&mut rng));
+        rows.push((a, b));
+        match rng.gen_range(0..20) {
+            0 => rows.push((a, b)),
+            1 => rows.push((b, a)),
+            2 => rows.push((a, a)),
+            _ => {}
+        }
+    }
+    // The island: 3 → 4 → 5 in an id range of its own.
+    let base = 1 << 45;
+    rows.extend([
+        (base + 3, base + 4),
+        (base + 4, base + 5),
+        (base + 5, base + 5),
+    ]);
+    rows
+}
+
+/// Loads seeded random graphs one after the other and checks every query in every direction,
+/// at depths 0 to 3 and unbounded, and paths of every length among sampled pairs (with
+/// unreachable pairs and unknown vertices), against the reference with the benchmark's own
+/// verification.
+pub fn random_graphs(peer: &mut dyn System, seeds: &[u64]) {
+    for &seed in seeds {
+        let rows = random_rows(seed, 300, 700);
+        let reference = ReferenceGraph::new(rows.iter().copied());
+        let mut arcs = rows.clone();
+        arcs.sort_unstable();
+        arcs.dedup();
+        assert!(arcs.len() < rows.len(), "the graph has repeated rows");
+        load(peer, reference.vertices(), &arcs);
+
+        for dir in [Out, In, Both] {
+            let mut queries = Vec::new();
+            let mut starts = reference.sample_vertices(12, seed);
+            starts.extend([1 << 50, u64::MAX]);
+            starts.push(1 << 45 | 5);
+            for &v in &starts {
+                queries.push(Query::NeighborCount { vertex: v, dir });
+                for max_depth in [None, Some(0), Some(1), Some(2), Some(3)] {
+                    queries.push(Query::Bfs {
+                        start: v,
+                        dir,
+                        max_depth,
+                    });
+                }
+            }
+            let mut pairs = reference.sample_pairs(25, dir, seed);
+            pairs.extend([(starts[0], starts[0]), (starts[0], 1 << 45 | 3)]);
+            for (source, target) in pairs {
+                queries.push(Query::ShortestPath {
+                    source,
+                    target,
+                    dir,
+                });
+            }
+            for query in queries {
+                let reply = ask(peer, query);
+                if let Err(e) = verify(&reference, &query, &reply) {
+                    panic!("{} on seed {seed}, {query}: {e:#}", peer.name());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The Kuzu peer (LadybugDB through its Python API, in the worker process `scripts/peers start
+//! kuzu` writes the command of) against the real engine: a tiny graph checked against answers
+//! worked out by hand, then seeded random graphs checked against the reference, in every
+//! direction. It also checks that each answer carries the worker's own time.
+//!
+//! Needs `scripts/peers install kuzu` once; without it the test fails and says so.
+
+mod peer_checks;
+
+use graph_bench::system::{Query, System};
+use graph_bench::systems::kuzu::Kuzu;
+use graph_client::graph::Direction::Both;
+use graph_testkit::PeerServer;
+
+#[test]
+fn kuzu_peer_answers_match_hand_computed_ones_and_the_reference() {
+    // Small, but not too small: after the first reload (DROP TABLE, then COPY again) about
+    // 190 MB of the pool stay in use (LadybugDB's `CALL bm_info()`, measured), and 256 MB then
+    // left too little for the queries.
+    let peer = PeerServer::start("kuzu", &[("KUZU_BUFFER_POOL", "1g")]);
+    let mut kuzu = Kuzu::connect(peer.address()).expect("starting the worker");
+    assert_eq!((kuzu.name(), kuzu.store()), ("kuzu", "kuzu"));
+    let described = kuzu.describe().unwrap();
+    assert!(
+        described.starts_with("LadybugDB 0.22.0") && described.contains("buffer pool 1.00 GiB"),
+        "{described}"
+    );
+
+    peer_checks::hand_checked(&mut kuzu);
+
+    // Every answer carries the time the worker measured around the query: more than nothing,
+    // less than the client waited for it.
+    let query = Query::ShortestPath {
+        source: peer_checks::BIG,
+        target: 50,
+        dir: Both,
+    };
+    let started = std::time::Instant::now();
+    let answer = kuzu.answer(&query).unwrap();
+    let client_ns = started.elapsed().as_nanos() as u64;
+    let own = answer.in_process_ns.expect("the worker's time");
+    assert!(
+        own > 0 && own < client_ns,
+        "{own} ns in the worker, {client_ns} ns here"
+    );
+
+    peer_checks::random_graphs(&mut kuzu, &[1, 2, 3]);
+}
+
+/// A worker that is not there, or not a worker, is an error that says what to run.
+#[test]
+fn a_missing_worker_is_an_error_naming_the_fix() {
+    let err = Kuzu::connect("/nonexistent/kuzu-worker").err().unwrap();
+    assert!(
+        format!("{err:#}").contains("scripts/peers start kuzu"),
+        "{err:#}"
+    );
+    let err = Kuzu::connect("/bin/true").err().unwrap();
+    assert!(format!("{err:#}").contains("worker exited"), "{err:#}");
+}
