@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use anyhow::{Context, bail, ensure};
 use graph_client::edgelist::{EdgeList, read_edge_list};
-use graph_reference::generate::{DBLP, FACEBOOK, LIVEJOURNAL, chung_lu, ring};
+use graph_reference::generate::{DBLP, FACEBOOK, LIVEJOURNAL, chung_lu, grid, random_labels, ring};
 
 /// Which graph a benchmark runs on. Parses from and displays as `fb`, `dblp`, `lj`,
 /// `ring:N` or `file:PATH`.
@@ -21,6 +21,8 @@ pub enum DatasetSpec {
     LiveJournal,
     /// Successor ring of N vertices with out-degree 3 (`graph_reference::generate::ring`).
     Ring(u64),
+    /// N × N road-network-like grid with random travel times (`graph_reference::generate::grid`).
+    Grid(u64),
     /// An edge-list file, read with [`read_edge_list`].
     File(PathBuf),
 }
@@ -34,6 +36,7 @@ impl DatasetSpec {
             DatasetSpec::Dblp => "dblp".into(),
             DatasetSpec::LiveJournal => "lj".into(),
             DatasetSpec::Ring(n) => format!("ring-{n}"),
+            DatasetSpec::Grid(n) => format!("grid-{n}"),
             DatasetSpec::File(path) => {
                 let name = path.file_name().unwrap_or_default().to_string_lossy();
                 name.split('.').next().unwrap_or_default().to_owned()
@@ -50,6 +53,14 @@ impl DatasetSpec {
             DatasetSpec::Ring(n) => {
                 ensure!(*n >= 4, "a ring needs at least 4 vertices, got {n}");
                 ring(*n).into_iter().collect()
+            }
+            DatasetSpec::Grid(n) => {
+                ensure!(*n >= 2, "a grid needs at least 2 × 2 vertices, got {n}");
+                let mut edges = EdgeList::new();
+                for (s, d, w) in grid(*n, seed) {
+                    edges.push_with(s, d, "", w);
+                }
+                edges
             }
             DatasetSpec::File(path) => read_edge_list(path)?,
         })
@@ -71,11 +82,18 @@ impl FromStr for DatasetSpec {
             ensure!(n >= 4, "a ring needs at least 4 vertices, got {n}");
             return Ok(DatasetSpec::Ring(n));
         }
+        if let Some(n) = s.strip_prefix("grid:") {
+            let n: u64 = n
+                .parse()
+                .with_context(|| format!("`{n}` is not a side length in `{s}`"))?;
+            ensure!(n >= 2, "a grid needs at least 2 × 2 vertices, got {n}");
+            return Ok(DatasetSpec::Grid(n));
+        }
         Ok(match s {
             "fb" | "facebook" => DatasetSpec::Facebook,
             "dblp" => DatasetSpec::Dblp,
             "lj" | "livejournal" => DatasetSpec::LiveJournal,
-            _ => bail!("unknown dataset `{s}`: expected fb, dblp, lj, ring:N or file:PATH"),
+            _ => bail!("unknown dataset `{s}`: expected fb, dblp, lj, ring:N, grid:N or file:PATH"),
         })
     }
 }
@@ -87,9 +105,28 @@ impl fmt::Display for DatasetSpec {
             DatasetSpec::Dblp => f.write_str("dblp"),
             DatasetSpec::LiveJournal => f.write_str("lj"),
             DatasetSpec::Ring(n) => write!(f, "ring:{n}"),
+            DatasetSpec::Grid(n) => write!(f, "grid:{n}"),
             DatasetSpec::File(path) => write!(f, "file:{}", path.display()),
         }
     }
+}
+
+/// `edges` with every row given one of the labels `l0` .. `l{k-1}` (seeded), weights kept.
+pub fn with_random_labels(edges: &EdgeList, k: u32, seed: u64) -> EdgeList {
+    let mut out = EdgeList {
+        src: edges.src.clone(),
+        dst: edges.dst.clone(),
+        weights: edges.weights.clone(),
+        ..EdgeList::default()
+    };
+    out.label_names = std::iter::once(String::new())
+        .chain((0..k).map(crate::system::label_name))
+        .collect();
+    out.labels = random_labels(edges.len(), k, seed)
+        .into_iter()
+        .map(|l| l + 1)
+        .collect();
+    out
 }
 
 #[cfg(test)]
@@ -102,6 +139,15 @@ mod tests {
         assert_eq!(fb.len() as u64, FACEBOOK.edges);
         assert_eq!(DatasetSpec::Ring(10).load(0).unwrap().len(), 30);
         assert!(DatasetSpec::Ring(3).load(0).is_err());
+        let grid = DatasetSpec::Grid(3).load(5).unwrap();
+        assert_eq!(grid.len(), 12);
+        assert_eq!(grid.weights.len(), 12, "every grid edge has a travel time");
+        assert!(grid.labels.is_empty());
+        let labelled = with_random_labels(&grid, 2, 1);
+        assert_eq!(labelled.weights, grid.weights);
+        assert_eq!(labelled.label_names, ["", "l0", "l1"]);
+        assert!(labelled.labels.iter().all(|&l| l == 1 || l == 2));
+        assert_eq!(labelled.attrs(0).1, grid.attrs(0).1);
     }
 
     #[test]
@@ -111,6 +157,7 @@ mod tests {
             "dblp",
             "lj",
             "ring:1000",
+            "grid:1000",
             "file:/data/com-lj.ungraph.txt.gz",
         ] {
             let spec: DatasetSpec = text.parse().unwrap();
@@ -127,7 +174,9 @@ mod tests {
                 .name(),
             "com-lj"
         );
-        for bad in ["", "ring:", "ring:x", "ring:2", "file:", "orkut"] {
+        for bad in [
+            "", "ring:", "ring:x", "ring:2", "grid:1", "grid:", "file:", "orkut",
+        ] {
             assert!(bad.parse::<DatasetSpec>().is_err(), "{bad}");
         }
     }

@@ -3,7 +3,7 @@
 //! measured.
 
 use crate::report::model::{Load, SystemLoad};
-use crate::system::System;
+use crate::system::{ArcAttrs, System};
 use anyhow::{Context, ensure};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Instant;
@@ -14,6 +14,7 @@ pub struct Stores<'a> {
     /// The dataset's vertices (distinct, sorted) and arcs (distinct, sorted).
     vertices: &'a [u64],
     arcs: &'a [(u64, u64)],
+    attrs: &'a ArcAttrs,
     skip_load: bool,
     /// Each store ready so far, with the index of its load in `loads` (none when skipped).
     ready: Vec<(&'static str, Option<usize>)>,
@@ -21,10 +22,16 @@ pub struct Stores<'a> {
 }
 
 impl<'a> Stores<'a> {
-    pub fn new(vertices: &'a [u64], arcs: &'a [(u64, u64)], skip_load: bool) -> Self {
+    pub fn new(
+        vertices: &'a [u64],
+        arcs: &'a [(u64, u64)],
+        attrs: &'a ArcAttrs,
+        skip_load: bool,
+    ) -> Self {
         Stores {
             vertices,
             arcs,
+            attrs,
             skip_load,
             ready: Vec::new(),
             loads: Vec::new(),
@@ -48,7 +55,7 @@ impl<'a> Stores<'a> {
                 let loaded = if self.skip_load {
                     None
                 } else {
-                    let load = load(system, self.vertices, self.arcs)?;
+                    let load = load(system, self.vertices, self.arcs, self.attrs)?;
                     self.loads.push(SystemLoad {
                         system: name.to_string(),
                         load,
@@ -77,7 +84,12 @@ impl<'a> Stores<'a> {
 
 /// Empties `system`'s store and loads `vertices` and `arcs`, with a progress bar. The clock
 /// covers the load alone, not the clearing.
-fn load(system: &mut dyn System, vertices: &[u64], arcs: &[(u64, u64)]) -> anyhow::Result<Load> {
+fn load(
+    system: &mut dyn System,
+    vertices: &[u64],
+    arcs: &[(u64, u64)],
+    attrs: &ArcAttrs,
+) -> anyhow::Result<Load> {
     let name = system.name();
     system.clear().with_context(|| format!("clearing {name}"))?;
     let bar = ProgressBar::new(arcs.len() as u64).with_style(
@@ -88,7 +100,7 @@ fn load(system: &mut dyn System, vertices: &[u64], arcs: &[(u64, u64)]) -> anyho
     );
     let started = Instant::now();
     system
-        .load(vertices, arcs, &mut |n| bar.set_position(n as u64))
+        .load(vertices, arcs, attrs, &mut |n| bar.set_position(n as u64))
         .with_context(|| format!("loading {name}"))?;
     let seconds = started.elapsed().as_secs_f64();
     bar.finish();
@@ -127,6 +139,11 @@ mod tests {
 
     const VERTICES: [u64; 3] = [1, 2, 3];
     const ARCS: [(u64, u64); 2] = [(1, 2), (2, 3)];
+    static NO_ATTRS: ArcAttrs = ArcAttrs {
+        label_names: Vec::new(),
+        labels: Vec::new(),
+        weights: Vec::new(),
+    };
 
     #[test]
     fn the_first_system_of_a_store_loads_it_for_the_others() {
@@ -134,7 +151,7 @@ mod tests {
         let mut tuned = Fake::new("tuned", Reply::Count(0));
         (tuned.store_name, tuned.store) = (plain.store_name, plain.store.clone());
         let mut other = Fake::new("other", Reply::Count(0));
-        let mut stores = Stores::new(&VERTICES, &ARCS, false);
+        let mut stores = Stores::new(&VERTICES, &ARCS, &NO_ATTRS, false);
         assert!(stores.prepare(&mut plain).unwrap());
         assert!(stores.prepare(&mut other).unwrap());
         assert!(!stores.prepare(&mut tuned).unwrap());
@@ -157,7 +174,7 @@ mod tests {
     fn a_store_that_lost_an_edge_fails_the_count_check() {
         let mut lossy = Fake::new("lossy", Reply::Count(0));
         lossy.lost = 1;
-        let err = Stores::new(&VERTICES, &ARCS, false)
+        let err = Stores::new(&VERTICES, &ARCS, &NO_ATTRS, false)
             .prepare(&mut lossy)
             .unwrap_err();
         assert_eq!(
@@ -169,15 +186,17 @@ mod tests {
     #[test]
     fn skipping_the_load_still_checks_the_counts() {
         let mut empty = Fake::new("empty", Reply::Count(0));
-        let err = Stores::new(&VERTICES, &ARCS, true)
+        let err = Stores::new(&VERTICES, &ARCS, &NO_ATTRS, true)
             .prepare(&mut empty)
             .unwrap_err();
         assert!(format!("{err:#}").contains("--skip-load"), "{err:#}");
         assert_eq!(empty.store.borrow().loads, 0);
 
         let mut loaded = Fake::new("loaded", Reply::Count(0));
-        loaded.load(&VERTICES, &ARCS, &mut |_| {}).unwrap();
-        let mut stores = Stores::new(&VERTICES, &ARCS, true);
+        loaded
+            .load(&VERTICES, &ARCS, &NO_ATTRS, &mut |_| {})
+            .unwrap();
+        let mut stores = Stores::new(&VERTICES, &ARCS, &NO_ATTRS, true);
         assert!(stores.prepare(&mut loaded).unwrap());
         assert!(stores.into_loads().is_empty());
     }

@@ -4,26 +4,27 @@
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use graph_bench::datasets::DatasetSpec;
+use graph_bench::datasets::{DatasetSpec, with_random_labels};
 use graph_bench::live::{self, Keys};
 use graph_bench::load::Stores;
 use graph_bench::measure;
 use graph_bench::report::markdown::{self, fmt_us};
 use graph_bench::report::model::{self, Contention, Environment, Report, Sample, Summary};
 use graph_bench::report::write::write;
-use graph_bench::system::{Query, Reply, System};
+use graph_bench::system::{ArcAttrs, Query, Reply, System};
 use graph_bench::systems::falkordb::FalkorDb;
 use graph_bench::systems::kuzu::Kuzu;
 use graph_bench::systems::neo4j::Neo4j;
 use graph_bench::systems::postgres::Postgres;
 use graph_bench::systems::stdb::{self, SpacetimeDb};
-use graph_bench::verify::verify;
+use graph_bench::verify::{Labelled, verify};
 use graph_bench::workloads::Workload;
 use graph_bench::{contention, mixed, under_writes};
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_client::server::Server;
-use graph_reference::ReferenceGraph;
+use graph_reference::{LabelledGraph, ReferenceGraph};
+use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -44,9 +45,18 @@ struct Args {
     /// Publish this module wasm (clearing existing data) before loading.
     #[arg(long)]
     publish: Option<PathBuf>,
-    /// fb, dblp, lj, ring:N or file:PATH (a SNAP or CSV edge list, optionally .gz).
+    /// fb, dblp, lj, ring:N, grid:N (an N × N grid with random travel times 1..=100) or
+    /// file:PATH (a SNAP or CSV edge list, optionally .gz).
     #[arg(long, default_value = "dblp")]
     dataset: DatasetSpec,
+    /// Give every edge one of K labels `l0` .. `l{K-1}` (seeded; weights are kept), as the
+    /// bfs-labels and bfs-labels-all workloads need.
+    #[arg(long)]
+    random_labels: Option<u32>,
+    /// Before measuring `stdb`, run one unmeasured full BFS, which builds the module's in-memory
+    /// snapshot, so that the queries measured after it run on the snapshot.
+    #[arg(long)]
+    warm_snapshot: bool,
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Direction of every query (default: both, as SNAP's undirected graphs need; out for ring).
@@ -67,7 +77,9 @@ struct Args {
     /// Depth of the depth-bounded BFS.
     #[arg(long, default_value_t = 3)]
     depth: u32,
-    /// Comma-separated: neighbors, bfs, bfs-depth, path.
+    /// Comma-separated: neighbors, bfs, bfs-depth, path, bfs-labels (the depth-bounded BFS over
+    /// a random half of the labels), bfs-labels-all (naming every label), wpath (least total
+    /// weight path between random pairs).
     #[arg(
         long,
         value_delimiter = ',',
@@ -178,10 +190,20 @@ fn main() -> anyhow::Result<()> {
     });
 
     let t = Instant::now();
-    let edges = args
+    let mut edges = args
         .dataset
         .load(args.seed)
         .context("building the dataset")?;
+    if let Some(k) = args.random_labels {
+        anyhow::ensure!((1..=64).contains(&k), "--random-labels takes 1 to 64");
+        edges = with_random_labels(&edges, k, args.seed);
+    }
+    let labels_k = args.random_labels.unwrap_or(0);
+    if let Some(w) = args.workloads.iter().find(|w| w.needs_labels())
+        && labels_k == 0
+    {
+        bail!("the {w} workload needs --random-labels K");
+    }
     let summary = edges.summary();
     println!(
         "dataset {}: {} vertices, {} edges, max degree {}, mean degree {:.2} ({:.1} s)",
@@ -194,12 +216,43 @@ fn main() -> anyhow::Result<()> {
     );
     let reference = ReferenceGraph::new(edges.iter());
     // What every system must end up holding: the distinct arcs in (src, dst) order, as
-    // `graph load` sends them (`EdgeList::sorted`).
-    let mut arcs: Vec<(u64, u64)> = edges.iter().collect();
-    arcs.sort_unstable();
-    arcs.dedup();
+    // `graph load` sends them (`EdgeList::sorted`), with their labels and weights.
+    let sorted = edges.sorted();
+    let arcs: Vec<(u64, u64)> = sorted.iter().collect();
+    anyhow::ensure!(
+        arcs.windows(2).all(|w| w[0] != w[1]),
+        "the dataset gives an edge two labels or weights"
+    );
+    let attrs = ArcAttrs {
+        label_names: sorted.label_names.clone(),
+        labels: sorted.labels.clone(),
+        weights: sorted.weights.clone(),
+    };
+    // The labelled reference (label id = index into `label_names`, so `l{i}` is `i + 1`), for
+    // the workloads that filter by label or weigh paths.
+    let labelled = LabelledGraph::new(
+        reference.vertices().iter().copied(),
+        (0..sorted.len()).map(|i| {
+            let label = sorted.labels.get(i).copied().unwrap_or(0);
+            (sorted.src[i], sorted.dst[i], label, attrs.weight(i))
+        }),
+    );
+    let mut check = Labelled::new(&reference, &labelled);
     let vertices = reference.sample_vertices(args.runs, args.seed);
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
+    // Weighted paths join uniformly random pairs of vertices (on a grid, mostly far apart).
+    let random_pairs: Vec<(u64, u64)> = {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed ^ 0x77);
+        let ids = reference.vertices();
+        (0..args.runs)
+            .map(|_| {
+                (
+                    ids[rng.gen_range(0..ids.len())],
+                    ids[rng.gen_range(0..ids.len())],
+                )
+            })
+            .collect()
+    };
 
     // Every system is reached before anything is measured: a peer that is not running fails
     // the run now rather than after SpacetimeDB's part.
@@ -222,7 +275,7 @@ fn main() -> anyhow::Result<()> {
         systems.push(system);
     }
 
-    let mut stores = Stores::new(reference.vertices(), &arcs, args.skip_load);
+    let mut stores = Stores::new(reference.vertices(), &arcs, &attrs, args.skip_load);
     let mut results = Vec::new();
     let mut samples = Vec::new();
     for system in &mut systems {
@@ -252,21 +305,43 @@ fn main() -> anyhow::Result<()> {
                 }
             }
         }
+        if args.warm_snapshot
+            && system.name() == "stdb"
+            && let Some(db) = &db
+            && let Some(&start) = vertices.first()
+        {
+            let t = Instant::now();
+            let warm = db.bfs(start, dir, None, 0, tx)?;
+            println!(
+                "stdb: warm-up full BFS from {start}: {} vertices in {:.2} s, from snapshot: {}",
+                warm.value.visited,
+                t.elapsed().as_secs_f64(),
+                warm.value.stats.from_snapshot
+            );
+        }
         for &workload in &args.workloads {
             if !system.supports(workload) {
+                println!("{workload:<9} {}: not supported, skipped", system.name());
                 continue;
             }
             let (warmup, n) = plan(&args, system.name(), workload);
+            let pairs = if workload == Workload::WeightedPath {
+                &random_pairs
+            } else {
+                &pairs
+            };
             let queries = workload.queries(
                 &vertices[..n.min(vertices.len())],
                 &pairs[..n.min(pairs.len())],
                 dir,
                 args.depth,
+                labels_k,
+                args.seed,
             );
             let t = Instant::now();
             let measured =
                 measure::benchmark(system.as_mut(), workload, &queries, warmup, |q, r| {
-                    verify(&reference, q, r)
+                    check.verify(q, r)
                 })?;
             results.push(summarize(system.name(), workload, &measured, t));
             samples.extend(measured);

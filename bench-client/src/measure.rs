@@ -102,7 +102,7 @@ mod tests {
     use std::time::Duration;
 
     fn neighbor_queries(vertices: &[u64]) -> Vec<Query> {
-        Workload::NeighborCount.queries(vertices, &[], Direction::Both, 0)
+        Workload::NeighborCount.queries(vertices, &[], Direction::Both, 0, 0, 0)
     }
 
     /// The regression test for peers' figures that included their verification: a system that
@@ -132,7 +132,7 @@ mod tests {
         let mut slow = Fake::new("slow", Reply::Count(1));
         slow.delay = Duration::from_millis(20);
         let pairs = [(1, 2), (3, 4), (5, 6)];
-        let queries = Workload::ShortestPath.queries(&[], &pairs, Direction::Out, 0);
+        let queries = Workload::ShortestPath.queries(&[], &pairs, Direction::Out, 0, 0, 0);
         let samples = benchmark(
             &mut slow,
             Workload::ShortestPath,

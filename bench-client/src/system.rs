@@ -25,6 +25,43 @@ pub enum Query {
         target: u64,
         dir: Direction,
     },
+    /// BFS from `start` over the edges labelled with one of `labels` only.
+    BfsLabels {
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+        labels: LabelSet,
+    },
+    /// A path of least total weight from `source` to `target` (weights are non-negative).
+    WeightedPath {
+        source: u64,
+        target: u64,
+        dir: Direction,
+    },
+}
+
+/// A set of the labels `l0` .. `l63` that `--random-labels` gives edges: bit `i` is `l{i}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LabelSet(pub u64);
+
+impl LabelSet {
+    /// The labels' names, ascending: `l0`, `l2`, ...
+    pub fn names(self) -> Vec<String> {
+        (0..64)
+            .filter(|i| self.0 >> i & 1 == 1)
+            .map(label_name)
+            .collect()
+    }
+
+    /// The labels' indices `i` (of `l{i}`), ascending.
+    pub fn indices(self) -> Vec<u32> {
+        (0..64).filter(|i| self.0 >> i & 1 == 1).collect()
+    }
+}
+
+/// The name `--random-labels` gives label `i`.
+pub fn label_name(i: u32) -> String {
+    format!("l{i}")
 }
 
 impl Query {
@@ -34,6 +71,8 @@ impl Query {
             Query::NeighborCount { vertex, .. } => (vertex, None),
             Query::Bfs { start, .. } => (start, None),
             Query::ShortestPath { source, target, .. } => (source, Some(target)),
+            Query::BfsLabels { start, .. } => (start, None),
+            Query::WeightedPath { source, target, .. } => (source, Some(target)),
         }
     }
 }
@@ -57,6 +96,23 @@ impl fmt::Display for Query {
                 target,
                 dir,
             } => write!(f, "path {source} → {target} ({dir})"),
+            Query::BfsLabels {
+                start,
+                dir,
+                max_depth,
+                labels,
+            } => {
+                write!(f, "BFS from {start} ({dir}")?;
+                if let Some(depth) = max_depth {
+                    write!(f, ", depth {depth}")?;
+                }
+                write!(f, ", labels {})", labels.names().join("|"))
+            }
+            Query::WeightedPath {
+                source,
+                target,
+                dir,
+            } => write!(f, "weighted path {source} → {target} ({dir})"),
         }
     }
 }
@@ -64,7 +120,7 @@ impl fmt::Display for Query {
 /// A system's answer to a [`Query`], carrying as much as verification needs: systems whose query
 /// language cannot cheaply return more may return less (a reached count instead of BFS levels,
 /// a distance instead of a path).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// Distinct neighbors.
     Count(u64),
@@ -76,6 +132,9 @@ pub enum Reply {
     Path(Vec<u64>),
     /// A shortest path's hop count.
     Distance(u32),
+    /// A path of least total weight, both ends included, and its total weight as the system
+    /// reported it.
+    WeightedPath { path: Vec<u64>, weight: f64 },
     /// Both vertices exist and no path joins them.
     Unreachable,
     /// A vertex the query names is not in the graph.
@@ -83,7 +142,7 @@ pub enum Reply {
 }
 
 /// A reply and what the system measured about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     pub reply: Reply,
     /// Time the system measured itself, in µs: a server's execution time, or an embedded
@@ -181,6 +240,38 @@ impl From<Reply> for Answer {
     }
 }
 
+/// The labels and weights of a load's edges, aligned with them: empty lists when the dataset
+/// has none (every edge unlabelled, of weight 1).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ArcAttrs {
+    /// Label names; `labels` index them, and index 0 is `""` (no label).
+    pub label_names: Vec<String>,
+    pub labels: Vec<u32>,
+    pub weights: Vec<f32>,
+}
+
+impl ArcAttrs {
+    /// Edge `i`'s label name (`""`: none).
+    pub fn label(&self, i: usize) -> &str {
+        self.labels
+            .get(i)
+            .map_or("", |&l| self.label_names[l as usize].as_str())
+    }
+
+    /// Edge `i`'s weight.
+    pub fn weight(&self, i: usize) -> f32 {
+        self.weights.get(i).copied().unwrap_or(1.0)
+    }
+
+    pub fn has_labels(&self) -> bool {
+        !self.labels.is_empty()
+    }
+
+    pub fn has_weights(&self) -> bool {
+        !self.weights.is_empty()
+    }
+}
+
 /// A graph system the benchmark can load and query.
 pub trait System {
     /// The system's name in `--systems` and in reports, e.g. `neo4j-apoc`.
@@ -193,11 +284,13 @@ pub trait System {
     /// Empties the store, so that a load starts from nothing.
     fn clear(&mut self) -> anyhow::Result<()>;
     /// Loads `vertices` (distinct, sorted) and `edges` (distinct, sorted by `(src, dst)`;
-    /// self-loops kept), calling `progress` with the number of edges loaded so far.
+    /// self-loops kept) with their labels and weights `attrs` (aligned with `edges`), calling
+    /// `progress` with the number of edges loaded so far.
     fn load(
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
+        attrs: &ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> anyhow::Result<()>;
     /// (vertices, edges) held by the store.
@@ -281,6 +374,7 @@ pub mod fake {
             &mut self,
             vertices: &[u64],
             edges: &[(u64, u64)],
+            _attrs: &ArcAttrs,
             progress: &mut dyn FnMut(usize),
         ) -> anyhow::Result<()> {
             let mut store = self.store.borrow_mut();

@@ -3,7 +3,9 @@
 
 use crate::system::{Query, Reply};
 use anyhow::{bail, ensure};
+use graph_reference::LabelledGraph;
 use graph_reference::ReferenceGraph;
+use std::collections::HashMap;
 
 /// Whether `reply` answers `query` on `reference`; the error says what is wrong. A shortest path
 /// is checked by length, ends and arcs, since a graph may hold many shortest paths.
@@ -46,6 +48,104 @@ pub fn verify(reference: &ReferenceGraph, query: &Query, reply: &Reply) -> anyho
             }
             (want, got) => bail!("got {got:?}, the reference distance is {want:?}"),
         },
+        Query::BfsLabels { .. } | Query::WeightedPath { .. } => {
+            bail!("{query} needs the labelled reference (`Labelled`)")
+        }
+    }
+}
+
+/// What the labelled reference expects of a query, computed once per query (the reference
+/// rebuilds its adjacency for each call, and every system is asked the same queries).
+#[derive(Debug, Clone, PartialEq)]
+enum Expected {
+    Levels(Option<Vec<u64>>),
+    Weight(Option<Option<f64>>),
+}
+
+/// The check of label-filtered and weighted queries against [`LabelledGraph`] (the label
+/// `l{i}` of `--random-labels` is its label id `i + 1`), and of every other query against the
+/// plain reference.
+pub struct Labelled<'a> {
+    pub plain: &'a ReferenceGraph,
+    pub graph: &'a LabelledGraph,
+    expected: HashMap<String, Expected>,
+}
+
+/// Weights are `f32`s summed in `f64`: equal up to rounding.
+fn same_weight(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+impl<'a> Labelled<'a> {
+    pub fn new(plain: &'a ReferenceGraph, graph: &'a LabelledGraph) -> Self {
+        Labelled {
+            plain,
+            graph,
+            expected: HashMap::new(),
+        }
+    }
+
+    pub fn verify(&mut self, query: &Query, reply: &Reply) -> anyhow::Result<()> {
+        let graph = self.graph;
+        match *query {
+            Query::BfsLabels {
+                start,
+                dir,
+                max_depth,
+                labels,
+            } => {
+                let ids: Vec<u32> = labels.indices().iter().map(|i| i + 1).collect();
+                let want = self
+                    .expected
+                    .entry(query.to_string())
+                    .or_insert_with(|| {
+                        Expected::Levels(graph.bfs_levels(start, dir, max_depth, Some(&ids)))
+                    })
+                    .clone();
+                match (want, reply) {
+                    (Expected::Levels(None), Reply::UnknownVertex) => Ok(()),
+                    (Expected::Levels(Some(want)), Reply::Levels(got)) if *got == want => Ok(()),
+                    (Expected::Levels(Some(want)), Reply::Reached(got))
+                        if *got == want.iter().sum::<u64>() =>
+                    {
+                        Ok(())
+                    }
+                    (want, got) => bail!("got {got:?}, the reference levels are {want:?}"),
+                }
+            }
+            Query::WeightedPath {
+                source,
+                target,
+                dir,
+            } => {
+                let want = self
+                    .expected
+                    .entry(query.to_string())
+                    .or_insert_with(|| Expected::Weight(graph.dijkstra(source, target, dir, None)))
+                    .clone();
+                match (want, reply) {
+                    (Expected::Weight(None), Reply::UnknownVertex)
+                    | (Expected::Weight(Some(None)), Reply::Unreachable) => Ok(()),
+                    (Expected::Weight(Some(Some(want))), Reply::WeightedPath { path, weight }) => {
+                        ensure!(
+                            same_weight(*weight, want),
+                            "weight {weight}, the reference's least weight is {want}"
+                        );
+                        ensure!(
+                            path.first() == Some(&source) && path.last() == Some(&target),
+                            "{path:?} does not join {source} to {target}"
+                        );
+                        match graph.path_weight(path, dir, None) {
+                            Some(w) if same_weight(w, want) => Ok(()),
+                            Some(w) => bail!("{path:?} weighs {w}, the least weight is {want}"),
+                            None => bail!("{path:?} is not a path of the graph ({dir})"),
+                        }
+                    }
+                    (want, got) => bail!("got {got:?}, the reference expects {want:?}"),
+                }
+            }
+            _ => verify(self.plain, query, reply),
+        }
     }
 }
 
@@ -62,6 +162,51 @@ mod tests {
 
     fn check(query: Query, reply: Reply) -> bool {
         verify(&graph(), &query, &reply).is_ok()
+    }
+
+    #[test]
+    fn weighted_paths_and_label_filtered_bfs_against_the_labelled_reference() {
+        use crate::system::LabelSet;
+        // 1 -l0,5-> 2 -l0,5-> 3; 1 -l1,1-> 3 (label ids are l{i} + 1); 4 isolated.
+        let plain = graph();
+        let g = LabelledGraph::new([4], [(1, 2, 1, 5.0), (2, 3, 1, 5.0), (1, 3, 2, 1.0)]);
+        let mut check = Labelled::new(&plain, &g);
+        let w = |source, target| Query::WeightedPath {
+            source,
+            target,
+            dir: Out,
+        };
+        let wp = |path: &[u64], weight| Reply::WeightedPath {
+            path: path.to_vec(),
+            weight,
+        };
+        assert!(check.verify(&w(1, 3), &wp(&[1, 3], 1.0)).is_ok());
+        // The right weight on a heavier path, a wrong weight on the right path, a non-path.
+        assert!(check.verify(&w(1, 3), &wp(&[1, 2, 3], 1.0)).is_err());
+        assert!(check.verify(&w(1, 3), &wp(&[1, 3], 10.0)).is_err());
+        assert!(check.verify(&w(1, 2), &wp(&[1, 3, 2], 5.0)).is_err());
+        assert!(check.verify(&w(1, 2), &wp(&[1, 2], 5.0)).is_ok());
+        assert!(check.verify(&w(3, 1), &Unreachable).is_ok());
+        assert!(check.verify(&w(1, 3), &Unreachable).is_err());
+        assert!(check.verify(&w(1, 9), &UnknownVertex).is_ok());
+        let b = |labels| Query::BfsLabels {
+            start: 1,
+            dir: Out,
+            max_depth: Some(3),
+            labels: LabelSet(labels),
+        };
+        assert!(check.verify(&b(0b01), &Levels(vec![1, 1, 1])).is_ok());
+        assert!(check.verify(&b(0b10), &Levels(vec![1, 1])).is_ok());
+        assert!(check.verify(&b(0b11), &Levels(vec![1, 2])).is_ok());
+        assert!(check.verify(&b(0b10), &Levels(vec![1, 1, 1])).is_err());
+        assert!(check.verify(&b(0b01), &Reached(3)).is_ok());
+        // The plain queries go to the plain reference.
+        let n = Query::NeighborCount {
+            vertex: 3,
+            dir: Both,
+        };
+        assert!(check.verify(&n, &Count(3)).is_ok());
+        assert!(verify(&plain, &w(1, 3), &wp(&[1, 3], 1.0)).is_err());
     }
 
     #[test]

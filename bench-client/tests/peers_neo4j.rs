@@ -60,8 +60,10 @@ fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction
 fn load(peer: &mut Neo4j) {
     peer.clear().unwrap();
     let mut progress = Vec::new();
-    peer.load(&VERTICES, &EDGES, &mut |n| progress.push(n))
-        .unwrap();
+    peer.load(&VERTICES, &EDGES, &Default::default(), &mut |n| {
+        progress.push(n)
+    })
+    .unwrap();
     assert_eq!(progress.last(), Some(&EDGES.len()));
     assert_eq!(peer.counts().unwrap(), (8, 7));
 }

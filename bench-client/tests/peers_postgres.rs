@@ -86,8 +86,10 @@ fn postgres_peer_answers_every_query() {
     let (vertices, edges) = graph();
     pg.clear().unwrap();
     let mut reported = Vec::new();
-    pg.load(&vertices, &edges, &mut |n| reported.push(n))
-        .unwrap();
+    pg.load(&vertices, &edges, &Default::default(), &mut |n| {
+        reported.push(n)
+    })
+    .unwrap();
     assert_eq!(reported.last(), Some(&edges.len()), "{reported:?}");
     assert_eq!(pg.counts().unwrap(), (9, 9));
 
@@ -99,7 +101,8 @@ fn postgres_peer_answers_every_query() {
     pg.clear().unwrap();
     assert_eq!(pg.counts().unwrap(), (0, 0));
     assert_eq!(neighbor_count(&mut pg, 10, Out), Reply::UnknownVertex);
-    pg.load(&vertices, &edges, &mut |_| {}).unwrap();
+    pg.load(&vertices, &edges, &Default::default(), &mut |_| {})
+        .unwrap();
     assert_eq!(pg.counts().unwrap(), (9, 9));
     assert_eq!(neighbor_count(&mut pg, 10, Both), Reply::Count(4));
     assert_eq!(
@@ -225,7 +228,13 @@ fn postgres_peer_matches_the_reference() {
     edges.sort_unstable();
     edges.dedup();
     pg.clear().unwrap();
-    pg.load(reference.vertices(), &edges, &mut |_| {}).unwrap();
+    pg.load(
+        reference.vertices(),
+        &edges,
+        &Default::default(),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(
         pg.counts().unwrap(),
         (reference.vertex_count() as u64, edges.len() as u64)

@@ -19,6 +19,41 @@ pub fn ring(n: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
+const STREAM_GRID: u64 = 4;
+const STREAM_LABELS: u64 = 5;
+
+/// A road-network-like `n` × `n` grid: vertex `r * n + c + 1` (ids from 1) is joined to its right
+/// and lower neighbors by one edge each, listed once as `(smaller id, larger id)` (query it in
+/// direction both), `2 n (n - 1)` edges, with a seeded travel time uniform in `1..=100` (whole
+/// numbers as `f32`, so that sums are exact and ties occur). Rows come in (src, dst) order.
+pub fn grid(n: u64, seed: u64) -> Vec<(u64, u64, f32)> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(STREAM_GRID);
+    let mut out = Vec::with_capacity((2 * n * n.saturating_sub(1)) as usize);
+    for r in 0..n {
+        for c in 0..n {
+            let v = r * n + c + 1;
+            if c + 1 < n {
+                out.push((v, v + 1, (rng.next_u64() % 100 + 1) as f32));
+            }
+            if r + 1 < n {
+                out.push((v, v + n, (rng.next_u64() % 100 + 1) as f32));
+            }
+        }
+    }
+    out
+}
+
+/// One label index in `0..k` per row, seeded (uniform, independent of the rows themselves).
+pub fn random_labels(rows: usize, k: u32, seed: u64) -> Vec<u32> {
+    assert!(k >= 1, "random labels need at least one label");
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(STREAM_LABELS);
+    (0..rows)
+        .map(|_| (rng.next_u64() % k as u64) as u32)
+        .collect()
+}
+
 /// Parameters of a Chung-Lu stand-in.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChungLu {
@@ -257,6 +292,34 @@ fn partial_shuffle<T>(v: &mut [T], k: usize, rng: &mut ChaCha8Rng) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grids_are_4_neighbour_seeded_and_weighted_1_to_100() {
+        let g = grid(4, 7);
+        assert_eq!(g.len(), 2 * 4 * 3);
+        assert_eq!(g, grid(4, 7), "same seed, same grid");
+        assert_ne!(g, grid(4, 8), "another seed, other weights");
+        for &(s, d, w) in &g {
+            assert!(
+                s < d && (d - s == 1 || d - s == 4),
+                "({s}, {d}) is not a grid step"
+            );
+            assert!(d - s != 1 || s % 4 != 0, "({s}, {d}) wraps a row");
+            assert!((1.0..=100.0).contains(&w) && w.fract() == 0.0, "weight {w}");
+        }
+        let (vertices, mean, max) = shape(&g.iter().map(|&(s, d, _)| (s, d)).collect::<Vec<_>>());
+        assert_eq!((vertices, max), (16, 4));
+        assert!((mean - 3.0).abs() < 1e-9);
+        let big = grid(100, 1);
+        let mean_w = big.iter().map(|e| e.2 as f64).sum::<f64>() / big.len() as f64;
+        assert!((mean_w - 50.5).abs() < 2.0, "mean weight {mean_w}");
+        let labels = random_labels(10_000, 4, 3);
+        assert_eq!(labels, random_labels(10_000, 4, 3));
+        for k in 0..4 {
+            let share = labels.iter().filter(|&&l| l == k).count();
+            assert!((2_300..2_700).contains(&share), "label {k}: {share}");
+        }
+    }
 
     /// Distinct endpoints, mean and largest (row) degree.
     fn shape(edges: &[(u64, u64)]) -> (u64, f64, u64) {

@@ -338,6 +338,7 @@ impl System for FalkorDb {
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
+        _attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
         for batch in vertices.chunks(NODE_BATCH) {
@@ -381,8 +382,11 @@ impl System for FalkorDb {
         Ok((vertices, arcs))
     }
 
-    fn supports(&self, _: Workload) -> bool {
-        true
+    fn supports(&self, workload: Workload) -> bool {
+        !matches!(
+            workload,
+            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath
+        )
     }
 
     fn answer(&mut self, query: &system::Query) -> Result<Answer> {
@@ -398,6 +402,9 @@ impl System for FalkorDb {
                 target,
                 dir,
             } => self.shortest_path(source, target, dir)?,
+            system::Query::BfsLabels { .. } | system::Query::WeightedPath { .. } => {
+                bail!("{} does not run {query}", self.name())
+            }
         };
         Ok(Answer {
             reply,

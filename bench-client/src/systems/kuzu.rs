@@ -225,6 +225,7 @@ impl System for Kuzu {
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
+        _attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
         let dir = tempfile::tempdir().context("a temporary directory for the CSV files")?;
@@ -264,8 +265,11 @@ impl System for Kuzu {
         Ok((vertices, edges))
     }
 
-    fn supports(&self, _: Workload) -> bool {
-        true
+    fn supports(&self, workload: Workload) -> bool {
+        !matches!(
+            workload,
+            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath
+        )
     }
 
     fn answer(&mut self, query: &system::Query) -> Result<Answer> {
@@ -281,6 +285,9 @@ impl System for Kuzu {
                 target,
                 dir,
             } => self.shortest_path(source, target, dir)?,
+            system::Query::BfsLabels { .. } | system::Query::WeightedPath { .. } => {
+                bail!("{} does not run {query}", self.name())
+            }
         };
         Ok(Answer {
             reply,

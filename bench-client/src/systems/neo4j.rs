@@ -201,6 +201,7 @@ impl System for Neo4j {
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
+        _attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
         for batch in vertices.chunks(NODE_BATCH) {
@@ -236,8 +237,11 @@ impl System for Neo4j {
         Ok((nodes, rels))
     }
 
-    fn supports(&self, _: Workload) -> bool {
-        true
+    fn supports(&self, workload: Workload) -> bool {
+        !matches!(
+            workload,
+            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath
+        )
     }
 
     fn answer(&mut self, query: &system::Query) -> Result<Answer> {
@@ -253,6 +257,9 @@ impl System for Neo4j {
                 target,
                 dir,
             } => self.shortest_path(source, target, dir)?,
+            system::Query::BfsLabels { .. } | system::Query::WeightedPath { .. } => {
+                bail!("{} does not run {query}", self.name())
+            }
         };
         Ok(reply.into())
     }

@@ -214,6 +214,7 @@ impl System for Postgres {
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
+        _attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> anyhow::Result<()> {
         let stored = |v: u64| key(v).ok_or_else(|| anyhow!("vertex id {v} does not fit bigint"));
@@ -260,8 +261,11 @@ impl System for Postgres {
         Ok((count(row.get(0))?, count(row.get(1))?))
     }
 
-    fn supports(&self, _: Workload) -> bool {
-        true
+    fn supports(&self, workload: Workload) -> bool {
+        !matches!(
+            workload,
+            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath
+        )
     }
 
     fn answer(&mut self, query: &system::Query) -> anyhow::Result<Answer> {
@@ -277,6 +281,9 @@ impl System for Postgres {
                 target,
                 dir,
             } => self.shortest_path(source, target, dir)?,
+            system::Query::BfsLabels { .. } | system::Query::WeightedPath { .. } => {
+                bail!("{} does not run {query}", self.name())
+            }
         };
         Ok(reply.into())
     }

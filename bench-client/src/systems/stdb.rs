@@ -6,13 +6,13 @@
 
 use crate::measure::measure;
 use crate::report::model::Sample;
-use crate::system::{Answer, Query, Reply, System};
+use crate::system::{Answer, ArcAttrs, Query, Reply, System};
 use crate::workloads::Workload;
 use anyhow::bail;
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{
     self, BfsResult, ClientError, GraphDb, GraphError, Mode, NeighborCount, PathResult, PathStatus,
-    TransportKind, TxOptions,
+    TransportKind, TxOptions, WeightedPathResult,
 };
 
 /// The store every mode reads: the module's tables in one database.
@@ -83,6 +83,28 @@ impl SpacetimeDb {
                     db.shortest_path_stage1_reducer(query_id, source, target, dir, None)?,
                 ),
             },
+            // `answer` asks the other modes neither of these: they have no labels or weights.
+            (
+                Query::BfsLabels {
+                    start,
+                    dir,
+                    max_depth,
+                    labels,
+                },
+                _,
+            ) => {
+                let names = labels.names();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                Response::Bfs(db.bfs_over(start, dir, &names, max_depth, 0, tx)?)
+            }
+            (
+                Query::WeightedPath {
+                    source,
+                    target,
+                    dir,
+                },
+                _,
+            ) => Response::Weighted(db.weighted_shortest_path(source, target, dir, &[], tx)?),
         })
     }
 
@@ -104,6 +126,7 @@ enum Response {
     Count(graph::Answer<NeighborCount>),
     Bfs(graph::Answer<BfsResult>),
     Path(graph::Answer<PathResult>),
+    Weighted(graph::Answer<WeightedPathResult>),
     /// The reducer baseline's result rows: BFS levels.
     Levels(Vec<u64>),
     /// The reducer baseline's result rows: a path's vertices (none: no path).
@@ -131,6 +154,25 @@ impl Response {
                     PathStatus::Unreachable => Reply::Unreachable,
                     // No depth bound is ever asked for.
                     PathStatus::BeyondMaxDepth => bail!("beyond max depth, though none was set"),
+                };
+                procedure(reply, a.execution_us, a.value.stats)
+            }
+            Response::Weighted(a) => {
+                let reply = match a.value.status {
+                    PathStatus::Found => {
+                        anyhow::ensure!(
+                            a.value.hops as usize + 1 == a.value.path.len(),
+                            "{} hops reported for a path of {} vertices",
+                            a.value.hops,
+                            a.value.path.len()
+                        );
+                        Reply::WeightedPath {
+                            path: a.value.path,
+                            weight: a.value.weight,
+                        }
+                    }
+                    PathStatus::Unreachable => Reply::Unreachable,
+                    PathStatus::BeyondMaxDepth => bail!("beyond max depth from a weighted search"),
                 };
                 procedure(reply, a.execution_us, a.value.stats)
             }
@@ -182,15 +224,19 @@ impl System for SpacetimeDb {
         Ok(self.db.clear()?)
     }
 
-    /// Sends the edges only: the module makes a vertex of each edge's ends, and the dataset's
-    /// vertices are exactly those.
+    /// Sends the edges only, with their labels and weights: the module makes a vertex of each
+    /// edge's ends, and the dataset's vertices are exactly those.
     fn load(
         &mut self,
         _vertices: &[u64],
         edges: &[(u64, u64)],
+        attrs: &ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> anyhow::Result<()> {
-        let edges: EdgeList = edges.iter().copied().collect();
+        let mut edges: EdgeList = edges.iter().copied().collect();
+        edges.label_names = attrs.label_names.clone();
+        edges.labels = attrs.labels.clone();
+        edges.weights = attrs.weights.clone();
         self.db.load(&edges, progress)?;
         Ok(())
     }
@@ -200,14 +246,28 @@ impl System for SpacetimeDb {
         Ok((info.vertices, info.edges))
     }
 
-    /// The reducer baseline has no neighbor count.
+    /// The reducer baseline has no neighbor count; the baselines have no labels or weights.
     fn supports(&self, workload: Workload) -> bool {
-        !(self.mode == Mode::Stage1Reducer && workload == Workload::NeighborCount)
+        match workload {
+            Workload::NeighborCount => self.mode != Mode::Stage1Reducer,
+            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath => {
+                self.mode == Mode::Stage2
+            }
+            _ => true,
+        }
     }
 
     fn answer(&mut self, query: &Query) -> anyhow::Result<Answer> {
-        if let (Query::NeighborCount { .. }, Mode::Stage1Reducer) = (query, self.mode) {
-            bail!("the reducer baseline has no neighbor count");
+        match (query, self.mode) {
+            (Query::NeighborCount { .. }, Mode::Stage1Reducer) => {
+                bail!("the reducer baseline has no neighbor count")
+            }
+            (Query::BfsLabels { .. } | Query::WeightedPath { .. }, mode)
+                if mode != Mode::Stage2 =>
+            {
+                bail!("the full-scan baselines have no labels or weights")
+            }
+            _ => {}
         }
         match self.call(query) {
             Ok(response) => response.into_answer(),

@@ -72,8 +72,10 @@ fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction
 pub fn load(peer: &mut dyn System, vertices: &[u64], edges: &[(u64, u64)]) {
     peer.clear().unwrap();
     let mut reported = Vec::new();
-    peer.load(vertices, edges, &mut |n| reported.push(n))
-        .unwrap();
+    peer.load(vertices, edges, &Default::default(), &mut |n| {
+        reported.push(n)
+    })
+    .unwrap();
     assert_eq!(reported.last(), Some(&edges.len()), "{reported:?}");
     assert_eq!(
         peer.counts().unwrap(),
