@@ -9,6 +9,8 @@ use graph_bench::systems::neo4j::Neo4j;
 use graph_client::graph::Direction::{self, Both, In, Out};
 use graph_testkit::PeerServer;
 
+mod peer_checks;
+
 const BIG: u64 = 900_000_000_000;
 const VERTICES: [u64; 8] = [10, 20, 30, 40, 1000, 5000, 7000, BIG];
 /// 10 ⟲, 10 ⇄ 20 → 30 → 40, 1000 → 30, 5000 → 7000; BIG has no arcs.
@@ -189,4 +191,11 @@ fn neo4j_peer_answers_match_hand_computed_ones_in_both_modes() {
     assert_eq!(tuned.counts().unwrap(), (0, 0));
     load(&mut tuned);
     check_paths(&mut tuned);
+
+    // Labels as relationship types, weights as a property: label-filtered BFS in both modes,
+    // apoc.algo.dijkstra in the tuned one, on seeded random graphs against the reference.
+    let checked = peer_checks::weighted_labelled_graphs(&mut tuned, &[1, 2]);
+    assert!(checked > 300, "{checked}");
+    let checked = peer_checks::weighted_labelled_graphs(&mut plain, &[3]);
+    assert!(checked > 100, "{checked}");
 }

@@ -8,6 +8,12 @@
 //! `apoc.path.subgraphNodes`, the traversal Neo4j users reach for when Cypher is too slow.
 //! Neighbor counts and shortest paths are the same Cypher in both modes.
 //!
+//! Labels and weights: an edge's label is its relationship type (`l0`, `l1`, ...; `E` for an
+//! unlabelled edge), as Neo4j users model kinds of links, so that a label filter is a type
+//! list (`[:l0|l2*0..3]`, APOC's `relationshipFilter: 'l0|l2'`); its weight is a property
+//! `w` (absent, read as 1, when the dataset has none). Weighted shortest paths are APOC's
+//! `apoc.algo.dijkstra` (`neo4j-apoc` only: plain Cypher in Community has none).
+//!
 //! `neo4rs` is async; the benchmark is synchronous and sequential, so a current-thread tokio
 //! runtime owned by the peer drives each call to completion.
 
@@ -36,6 +42,9 @@ pub struct Neo4j {
     rt: Runtime,
     graph: Graph,
     tuned: bool,
+    /// The relationship types the loaded graph uses, e.g. `E` or `l0|l1|l2|l3`: what an
+    /// unfiltered traversal follows.
+    types: String,
 }
 
 impl Neo4j {
@@ -54,7 +63,12 @@ impl Neo4j {
             .build()
             .context("building the Neo4j driver config")?;
         let graph = rt.block_on(Graph::connect(config))?;
-        let neo4j = Neo4j { rt, graph, tuned };
+        let neo4j = Neo4j {
+            rt,
+            graph,
+            tuned,
+            types: "E".to_string(),
+        };
         neo4j.one_row(query("RETURN 1 AS one")).with_context(|| {
             format!(
                 "no Neo4j answers at {bolt_url}: start one with \
@@ -104,7 +118,7 @@ fn node_id(v: u64) -> Result<i64> {
     i64::try_from(v).with_context(|| format!("vertex id {v} does not fit a Neo4j integer"))
 }
 
-/// The two halves of a relationship pattern walking `dir`: `(s){left}[:E]{right}(n)`.
+/// The two halves of a relationship pattern walking `dir`: `(s){left}[:T]{right}(n)`.
 fn arrows(dir: Direction) -> (&'static str, &'static str) {
     match dir {
         Direction::Out => ("-", "->"),
@@ -113,13 +127,27 @@ fn arrows(dir: Direction) -> (&'static str, &'static str) {
     }
 }
 
-/// APOC's relationship filter for `dir`.
-fn apoc_filter(dir: Direction) -> &'static str {
-    match dir {
-        Direction::Out => "E>",
-        Direction::In => "<E",
-        Direction::Both => "E",
+/// APOC's relationship filter for the relationship types `types` (`a|b`) walked in `dir`.
+fn apoc_filter(types: &str, dir: Direction) -> String {
+    let each = |t: &str| match dir {
+        Direction::Out => format!("{t}>"),
+        Direction::In => format!("<{t}"),
+        Direction::Both => t.to_string(),
+    };
+    types.split('|').map(each).collect::<Vec<_>>().join("|")
+}
+
+/// The relationship type of an edge labelled `label` (`""`: none).
+fn rel_type(label: &str) -> Result<&str> {
+    if label.is_empty() {
+        return Ok("E");
     }
+    anyhow::ensure!(
+        label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && label.starts_with(|c: char| c.is_ascii_alphabetic()),
+        "label `{label}` is not a plain Neo4j relationship type"
+    );
+    Ok(label)
 }
 
 /// `2147483648` → `2.00GiB`, as Neo4j prints its memory settings.
@@ -201,7 +229,7 @@ impl System for Neo4j {
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
-        _attrs: &system::ArcAttrs,
+        attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
         for batch in vertices.chunks(NODE_BATCH) {
@@ -211,37 +239,72 @@ impl System for Neo4j {
                 .collect::<Result<Vec<_>>>()?;
             self.run(query("UNWIND $ids AS id CREATE (:V {id: id})").param("ids", ids))?;
         }
+        // One statement per relationship type in each batch (a type cannot be a parameter).
+        let weighted = attrs.has_weights();
         let mut loaded = 0;
-        for batch in edges.chunks(EDGE_BATCH) {
-            let pairs = batch
-                .iter()
-                .map(|&(s, d)| Ok(vec![node_id(s)?, node_id(d)?]))
-                .collect::<Result<Vec<_>>>()?;
-            self.run(
-                query(
-                    "UNWIND $edges AS e \
-                     MATCH (a:V {id: e[0]}) MATCH (b:V {id: e[1]}) CREATE (a)-[:E]->(b)",
-                )
-                .param("edges", pairs),
-            )?;
+        for (b, batch) in edges.chunks(EDGE_BATCH).enumerate() {
+            let mut by_type: std::collections::BTreeMap<&str, (Vec<Vec<i64>>, Vec<f64>)> =
+                Default::default();
+            for (j, &(s, d)) in batch.iter().enumerate() {
+                let i = b * EDGE_BATCH + j;
+                let rows = by_type.entry(rel_type(attrs.label(i))?).or_default();
+                rows.0.push(vec![node_id(s)?, node_id(d)?]);
+                rows.1.push(attrs.weight(i) as f64);
+            }
+            for (t, (pairs, weights)) in by_type {
+                let set = if weighted { " {w: $w[i]}" } else { "" };
+                self.run(
+                    query(&format!(
+                        "UNWIND range(0, size($edges) - 1) AS i WITH i, $edges[i] AS e \
+                         MATCH (a:V {{id: e[0]}}) MATCH (b:V {{id: e[1]}}) \
+                         CREATE (a)-[:{t}{set}]->(b)"
+                    ))
+                    .param("edges", pairs)
+                    .param("w", weights),
+                )?;
+            }
             loaded += batch.len();
             progress(loaded);
         }
         Ok(())
     }
 
+    /// Also learns the relationship types the store holds (each system of the store counts it
+    /// before it is measured, and only the first loads it).
     fn counts(&mut self) -> Result<(u64, u64)> {
+        let tokens: Vec<String> = self.required(
+            query("CALL db.relationshipTypes() YIELD relationshipType RETURN collect(relationshipType) AS t"),
+            "t",
+        )?;
+        let mut types = Vec::new();
+        for t in tokens {
+            // From the count store; a type token outlives its relationships.
+            let n: u64 = self.required(
+                query(&format!(
+                    "MATCH ()-[r:{}]->() RETURN count(r) AS c",
+                    rel_type(&t)?
+                )),
+                "c",
+            )?;
+            if n > 0 {
+                types.push(t);
+            }
+        }
+        types.sort_unstable();
+        self.types = if types.is_empty() {
+            "E".to_string()
+        } else {
+            types.join("|")
+        };
         // Both answered from Neo4j's count store, without a scan.
         let nodes: u64 = self.required(query("MATCH (n) RETURN count(n) AS c"), "c")?;
         let rels: u64 = self.required(query("MATCH ()-[r]->() RETURN count(r) AS c"), "c")?;
         Ok((nodes, rels))
     }
 
+    /// Weighted paths are APOC's (`neo4j-apoc`).
     fn supports(&self, workload: Workload) -> bool {
-        !matches!(
-            workload,
-            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath
-        )
+        workload != Workload::WeightedPath || self.tuned
     }
 
     fn answer(&mut self, query: &system::Query) -> Result<Answer> {
@@ -257,8 +320,26 @@ impl System for Neo4j {
                 target,
                 dir,
             } => self.shortest_path(source, target, dir)?,
-            system::Query::BfsLabels { .. } | system::Query::WeightedPath { .. } => {
-                bail!("{} does not run {query}", self.name())
+            system::Query::BfsLabels {
+                start,
+                dir,
+                max_depth,
+                labels,
+            } => {
+                let types = labels
+                    .names()
+                    .iter()
+                    .map(|l| rel_type(l).map(str::to_string))
+                    .collect::<Result<Vec<_>>>()?;
+                self.bfs_over(start, dir, max_depth, &types.join("|"))?
+            }
+            system::Query::WeightedPath {
+                source,
+                target,
+                dir,
+            } if self.tuned => self.weighted_path(source, target, dir)?,
+            system::Query::WeightedPath { .. } => {
+                bail!("plain Cypher has no weighted shortest path: use neo4j-apoc")
             }
         };
         Ok(reply.into())
@@ -274,7 +355,8 @@ impl Neo4j {
         let count = self.value(
             query(&format!(
                 "MATCH (s:V {{id: $id}}) \
-                 RETURN COUNT {{ MATCH (s){left}[:E]{right}(n) RETURN DISTINCT n }} AS c"
+                 RETURN COUNT {{ MATCH (s){left}[:{types}]{right}(n) RETURN DISTINCT n }} AS c",
+                types = self.types
             ))
             .param("id", node_id(v)?),
             "c",
@@ -283,6 +365,18 @@ impl Neo4j {
     }
 
     fn bfs(&self, start: u64, dir: Direction, max_depth: Option<u32>) -> Result<Reply> {
+        let types = self.types.clone();
+        self.bfs_over(start, dir, max_depth, &types)
+    }
+
+    /// BFS over the relationships of `types` (`a|b`).
+    fn bfs_over(
+        &self,
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+        types: &str,
+    ) -> Result<Reply> {
         let q = if self.tuned {
             // maxLevel -1: unbounded. subgraphNodes visits each node once (NODE_GLOBAL) and
             // yields the start too.
@@ -292,7 +386,7 @@ impl Neo4j {
                  CALL apoc.path.subgraphNodes(s, {relationshipFilter: $filter, maxLevel: $max}) \
                  YIELD node RETURN count(node) AS c",
             )
-            .param("filter", apoc_filter(dir))
+            .param("filter", apoc_filter(types, dir))
             .param("max", max_level)
         } else {
             let (left, right) = arrows(dir);
@@ -300,7 +394,7 @@ impl Neo4j {
             // is what lets the planner prune the expansion breadth-first.
             let depth = max_depth.map_or(String::new(), |d| d.to_string());
             query(&format!(
-                "MATCH (s:V {{id: $id}}) MATCH (s){left}[:E*0..{depth}]{right}(n) \
+                "MATCH (s:V {{id: $id}}) MATCH (s){left}[:{types}*0..{depth}]{right}(n) \
                  RETURN count(DISTINCT n) AS c"
             ))
         };
@@ -321,8 +415,9 @@ impl Neo4j {
         let row = self.one_row(
             query(&format!(
                 "MATCH (a:V {{id: $a}}) MATCH (b:V {{id: $b}}) \
-                 OPTIONAL MATCH p = shortestPath((a){left}[:E*0..]{right}(b)) \
-                 RETURN [n IN nodes(p) | n.id] AS ids"
+                 OPTIONAL MATCH p = shortestPath((a){left}[:{types}*0..]{right}(b)) \
+                 RETURN [n IN nodes(p) | n.id] AS ids",
+                types = self.types
             ))
             .param("a", node_id(a)?)
             .param("b", node_id(b)?),
@@ -333,6 +428,38 @@ impl Neo4j {
         Ok(match row.get::<Option<Vec<u64>>>("ids")? {
             Some(ids) => Reply::Path(ids),
             None => Reply::Unreachable,
+        })
+    }
+
+    /// `apoc.algo.dijkstra` over every relationship type, weight property `w` (1 where absent).
+    fn weighted_path(&self, a: u64, b: u64, dir: Direction) -> Result<Reply> {
+        let row = self.one_row(
+            query(
+                "MATCH (a:V {id: $a}) MATCH (b:V {id: $b}) \
+                 CALL apoc.algo.dijkstra(a, b, $filter, 'w', 1.0) YIELD path, weight \
+                 RETURN [n IN nodes(path) | n.id] AS ids, weight",
+            )
+            .param("a", node_id(a)?)
+            .param("b", node_id(b)?)
+            .param("filter", apoc_filter(&self.types, dir)),
+        )?;
+        if let Some(row) = row {
+            return Ok(Reply::WeightedPath {
+                path: row.get("ids")?,
+                weight: row.get("weight")?,
+            });
+        }
+        // No row: no path, or an end is not in the graph.
+        let known: u64 = self.required(
+            query("MATCH (v:V) WHERE v.id IN [$a, $b] RETURN count(DISTINCT v.id) AS c")
+                .param("a", node_id(a)?)
+                .param("b", node_id(b)?),
+            "c",
+        )?;
+        Ok(if known == if a == b { 1 } else { 2 } {
+            Reply::Unreachable
+        } else {
+            Reply::UnknownVertex
         })
     }
 }

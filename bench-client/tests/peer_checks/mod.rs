@@ -2,10 +2,12 @@
 //! worked out by hand below, then seeded random graphs checked against the reference exactly as
 //! the benchmark checks them. Shared by the peers' smoke tests (`tests/peers_*.rs`).
 
-use graph_bench::system::{Query, Reply, System};
-use graph_bench::verify::verify;
+#![allow(dead_code)] // each peer's test uses a part of these checks
+
+use graph_bench::system::{ArcAttrs, LabelSet, Query, Reply, System, label_name};
+use graph_bench::verify::{Labelled, verify};
 use graph_client::graph::Direction::{self, Both, In, Out};
-use graph_reference::ReferenceGraph;
+use graph_reference::{LabelledGraph, ReferenceGraph};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -326,4 +328,104 @@ pub fn random_graphs(peer: &mut dyn System, seeds: &[u64]) {
             }
         }
     }
+}
+
+/// A seeded random labelled, weighted graph as the benchmark loads it: `(vertices, arcs,
+/// attrs, reference)`, with labels `l0` .. `l{k-1}` (label id `i + 1` in the reference) and
+/// weights in `0..=9` (zeros and ties on purpose), over [`random_rows`].
+pub fn random_weighted(
+    seed: u64,
+    k: u32,
+) -> (
+    Vec<u64>,
+    Vec<(u64, u64)>,
+    ArcAttrs,
+    ReferenceGraph,
+    LabelledGraph,
+) {
+    let mut arcs = random_rows(seed, 200, 500);
+    arcs.sort_unstable();
+    arcs.dedup();
+    let reference = ReferenceGraph::new(arcs.iter().copied());
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xbeef);
+    let attrs = ArcAttrs {
+        label_names: std::iter::once(String::new())
+            .chain((0..k).map(label_name))
+            .collect(),
+        labels: arcs.iter().map(|_| rng.gen_range(1..=k)).collect(),
+        weights: arcs.iter().map(|_| rng.gen_range(0..10) as f32).collect(),
+    };
+    let labelled = LabelledGraph::new(
+        reference.vertices().iter().copied(),
+        arcs.iter()
+            .enumerate()
+            .map(|(i, &(s, d))| (s, d, attrs.labels[i], attrs.weights[i])),
+    );
+    (
+        reference.vertices().to_vec(),
+        arcs,
+        attrs,
+        reference,
+        labelled,
+    )
+}
+
+/// Loads seeded random labelled, weighted graphs and checks, in every direction, weighted
+/// paths among sampled pairs (unreachable pairs, `a == b` and unknown vertices included) and
+/// depth-bounded BFS over every non-empty subset of the labels, with the benchmark's own
+/// verification; each kind only if the peer runs it (`wpath`, `bfs-labels`). Returns how many
+/// answers were checked.
+pub fn weighted_labelled_graphs(peer: &mut dyn System, seeds: &[u64]) -> usize {
+    use graph_bench::workloads::Workload;
+    let (weighted, labelled_bfs) = (
+        peer.supports(Workload::WeightedPath),
+        peer.supports(Workload::BfsLabels),
+    );
+    let mut checked = 0;
+    for &seed in seeds {
+        let k = 3;
+        let (vertices, arcs, attrs, reference, labelled) = random_weighted(seed, k);
+        peer.clear().unwrap();
+        peer.load(&vertices, &arcs, &attrs, &mut |_| {}).unwrap();
+        assert_eq!(
+            peer.counts().unwrap(),
+            (vertices.len() as u64, arcs.len() as u64)
+        );
+        let mut check = Labelled::new(&reference, &labelled);
+        for dir in [Out, In, Both] {
+            let mut queries = Vec::new();
+            if weighted {
+                let mut pairs = reference.sample_pairs(20, dir, seed);
+                pairs.extend([(vertices[0], vertices[0]), (vertices[3], 1 << 45 | 3)]);
+                pairs.extend((0..10).map(|i| (vertices[i * 7], vertices[i * 13 + 5])));
+                for (source, target) in pairs {
+                    queries.push(Query::WeightedPath {
+                        source,
+                        target,
+                        dir,
+                    });
+                }
+            }
+            if labelled_bfs {
+                for start in reference.sample_vertices(6, seed) {
+                    for mask in 1..(1u64 << k) {
+                        queries.push(Query::BfsLabels {
+                            start,
+                            dir,
+                            max_depth: Some(3),
+                            labels: LabelSet(mask),
+                        });
+                    }
+                }
+            }
+            for query in queries {
+                let reply = ask(peer, query);
+                if let Err(e) = check.verify(&query, &reply) {
+                    panic!("{} on seed {seed}, {query}: {e:#}", peer.name());
+                }
+                checked += 1;
+            }
+        }
+    }
+    checked
 }
