@@ -194,8 +194,8 @@ fn neo4j_peer_answers_match_hand_computed_ones_in_both_modes() {
 
     // Labels as relationship types, weights as a property: label-filtered BFS in both modes,
     // apoc.algo.dijkstra in the tuned one, on seeded random graphs against the reference.
-    let checked = peer_checks::weighted_labelled_graphs(&mut tuned, &[1, 2]);
+    let checked = peer_checks::weighted_labelled_graphs(&mut tuned, &[1, 2], true);
     assert!(checked > 300, "{checked}");
-    let checked = peer_checks::weighted_labelled_graphs(&mut plain, &[3]);
+    let checked = peer_checks::weighted_labelled_graphs(&mut plain, &[3], true);
     assert!(checked > 100, "{checked}");
 }

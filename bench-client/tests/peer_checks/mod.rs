@@ -332,10 +332,12 @@ pub fn random_graphs(peer: &mut dyn System, seeds: &[u64]) {
 
 /// A seeded random labelled, weighted graph as the benchmark loads it: `(vertices, arcs,
 /// attrs, reference)`, with labels `l0` .. `l{k-1}` (label id `i + 1` in the reference) and
-/// weights in `0..=9` (zeros and ties on purpose), over [`random_rows`].
+/// weights in `0..=9` (zeros and ties on purpose; from 1 without `zero_weights`), over
+/// [`random_rows`].
 pub fn random_weighted(
     seed: u64,
     k: u32,
+    zero_weights: bool,
 ) -> (
     Vec<u64>,
     Vec<(u64, u64)>,
@@ -353,7 +355,10 @@ pub fn random_weighted(
             .chain((0..k).map(label_name))
             .collect(),
         labels: arcs.iter().map(|_| rng.gen_range(1..=k)).collect(),
-        weights: arcs.iter().map(|_| rng.gen_range(0..10) as f32).collect(),
+        weights: arcs
+            .iter()
+            .map(|_| rng.gen_range(u32::from(!zero_weights)..10) as f32)
+            .collect(),
     };
     let labelled = LabelledGraph::new(
         reference.vertices().iter().copied(),
@@ -373,9 +378,9 @@ pub fn random_weighted(
 /// Loads seeded random labelled, weighted graphs and checks, in every direction, weighted
 /// paths among sampled pairs (unreachable pairs, `a == b` and unknown vertices included) and
 /// depth-bounded BFS over every non-empty subset of the labels, with the benchmark's own
-/// verification; each kind only if the peer runs it (`wpath`, `bfs-labels`). Returns how many
-/// answers were checked.
-pub fn weighted_labelled_graphs(peer: &mut dyn System, seeds: &[u64]) -> usize {
+/// verification; each kind only if the peer runs it (`wpath`, `bfs-labels`). `zero_weights`
+/// false draws weights from 1 (see the Kuzu test). Returns how many answers were checked.
+pub fn weighted_labelled_graphs(peer: &mut dyn System, seeds: &[u64], zero_weights: bool) -> usize {
     use graph_bench::workloads::Workload;
     let (weighted, labelled_bfs) = (
         peer.supports(Workload::WeightedPath),
@@ -384,7 +389,7 @@ pub fn weighted_labelled_graphs(peer: &mut dyn System, seeds: &[u64]) -> usize {
     let mut checked = 0;
     for &seed in seeds {
         let k = 3;
-        let (vertices, arcs, attrs, reference, labelled) = random_weighted(seed, k);
+        let (vertices, arcs, attrs, reference, labelled) = random_weighted(seed, k, zero_weights);
         peer.clear().unwrap();
         peer.load(&vertices, &arcs, &attrs, &mut |_| {}).unwrap();
         assert_eq!(
