@@ -278,6 +278,7 @@ fn main() -> anyhow::Result<()> {
     let mut stores = Stores::new(reference.vertices(), &arcs, &attrs, args.skip_load);
     let mut results = Vec::new();
     let mut samples = Vec::new();
+    let mut skips = Vec::new();
     for system in &mut systems {
         let first_of_store = stores.prepare(system.as_mut())?;
         if let Some(db) = &db
@@ -321,7 +322,13 @@ fn main() -> anyhow::Result<()> {
         }
         for &workload in &args.workloads {
             if !system.supports(workload) {
-                println!("{workload:<9} {}: not supported, skipped", system.name());
+                let skipped = format!(
+                    "{} skips {workload}: {}",
+                    system.name(),
+                    system.skip_reason(workload)
+                );
+                println!("{skipped}");
+                skips.push(skipped);
                 continue;
             }
             let (warmup, n) = plan(&args, system.name(), workload);
@@ -431,7 +438,7 @@ fn main() -> anyhow::Result<()> {
     let report = Report {
         environment: environment(&args, command, dir, &edges),
         loads: stores.into_loads(),
-        systems: descriptions,
+        systems: descriptions.into_iter().chain(skips).collect(),
         results,
         contention,
         propagation,

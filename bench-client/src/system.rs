@@ -297,6 +297,11 @@ pub trait System {
     fn counts(&mut self) -> anyhow::Result<(u64, u64)>;
     /// Whether the system can answer `workload`'s queries; the run skips the others.
     fn supports(&self, workload: Workload) -> bool;
+    /// Why the system does not run `workload` (when [`System::supports`] says so), for the
+    /// report.
+    fn skip_reason(&self, workload: Workload) -> String {
+        format!("{} does not run {workload}", self.name())
+    }
     /// Answers one query. An unknown vertex is an answer ([`Reply::UnknownVertex`]), not an
     /// error; an error fails the run.
     fn answer(&mut self, query: &Query) -> anyhow::Result<Answer>;

@@ -336,3 +336,83 @@ fn peers_run_side_by_side_with_verified_answers() {
         "{md}"
     );
 }
+
+/// The weighted and labelled workloads on a small labelled, weighted grid: every answer is
+/// verified by graph-bench (a wrong one fails the run), each workload reports its runs, and
+/// after the warm-up full BFS every stdb answer comes from the snapshot (a graph this size gets
+/// one; a 12 × 12 grid does not).
+#[test]
+fn weighted_and_label_filtered_workloads_run_verified_on_a_labelled_grid() {
+    let host = TestHost::start();
+    let out = tempfile::tempdir().unwrap();
+    let runs = 6;
+    let stdout = run_bench(
+        &host,
+        out.path(),
+        &[
+            "--dataset",
+            "grid:40",
+            "--random-labels",
+            "3",
+            "--warm-snapshot",
+            "--workloads",
+            "bfs-depth,bfs-labels,bfs-labels-all,wpath",
+            "--systems",
+            "stdb,stdb-stage1",
+            "--runs",
+            &runs.to_string(),
+            "--writes",
+            "0",
+            "--roundtrip-calls",
+            "0",
+            "--propagation-writes",
+            "0",
+            "--throughput-inserts",
+            "0",
+            "--under-writes-secs",
+            "0",
+            "--mixed-secs",
+            "0",
+        ],
+    );
+    assert!(stdout.contains("warm-up full BFS"), "{stdout}");
+    let report = report(out.path(), "grid-40.json");
+    assert_eq!(report["environment"]["edges"], 2 * 40 * 39, "{report}");
+    let results = report["results"].as_array().unwrap();
+    let row = |system: &str, workload: &str| {
+        results
+            .iter()
+            .find(|r| r["system"] == system && r["workload"] == workload)
+    };
+    for workload in ["bfs-depth", "bfs-labels", "bfs-labels-all", "wpath"] {
+        let r = row("stdb", workload).unwrap_or_else(|| panic!("no stdb {workload}: {report}"));
+        assert_eq!(r["e2e"]["count"], runs, "{r}");
+        assert_eq!(r["from_snapshot"], runs, "{r}");
+    }
+    // The full-scan baseline has no labels or weights: skipped, and the report says why.
+    assert!(row("stdb-stage1", "bfs-depth").is_some(), "{report}");
+    for workload in ["bfs-labels", "bfs-labels-all", "wpath"] {
+        assert!(row("stdb-stage1", workload).is_none(), "{report}");
+    }
+    let md = std::fs::read_to_string(out.path().join("grid-40.md")).unwrap();
+    assert!(
+        md.contains("stdb-stage1 skips wpath: the full-scan baselines have no labels or weights"),
+        "{md}"
+    );
+    check_samples(out.path(), &report);
+}
+
+#[test]
+fn label_workloads_without_labels_are_refused() {
+    let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
+        .args(["--dataset", "grid:4", "--workloads", "bfs-labels"])
+        .args(["--server", "http://127.0.0.1:1"])
+        .output()
+        .expect("running graph-bench");
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("the bfs-labels workload needs --random-labels K"),
+        "{stderr}"
+    );
+}

@@ -302,7 +302,15 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
         ("bfs", "BFS full"),
         ("bfs-depth", "BFS depth-bounded"),
         ("path", "shortest path"),
+        ("bfs-labels", "BFS depth-bounded, half the labels"),
+        ("bfs-labels-all", "BFS depth-bounded, every label named"),
+        ("wpath", "weighted shortest path"),
     ] {
+        // The label and weight workloads only when measured (older reports have none).
+        let newer = ["bfs-labels", "bfs-labels-all", "wpath"].contains(&workload);
+        if newer && !results.iter().any(|r| r.workload == workload) {
+            continue;
+        }
         row(name, &|system: &str| {
             let mode = mode_of(system)?;
             results

@@ -389,6 +389,10 @@ impl System for FalkorDb {
         )
     }
 
+    fn skip_reason(&self, _: Workload) -> String {
+        "labels, weights and algo.SPpaths are not in this driver yet".into()
+    }
+
     fn answer(&mut self, query: &system::Query) -> Result<Answer> {
         let (reply, server_us) = match *query {
             system::Query::NeighborCount { vertex, dir } => self.neighbor_count(vertex, dir)?,

@@ -307,6 +307,12 @@ impl System for Neo4j {
         workload != Workload::WeightedPath || self.tuned
     }
 
+    fn skip_reason(&self, _: Workload) -> String {
+        "plain Cypher in Neo4j Community has no weighted shortest path (GDS is not installed); \
+         neo4j-apoc runs apoc.algo.dijkstra"
+            .into()
+    }
+
     fn answer(&mut self, query: &system::Query) -> Result<Answer> {
         let reply = match *query {
             system::Query::NeighborCount { vertex, dir } => self.neighbor_count(vertex, dir)?,

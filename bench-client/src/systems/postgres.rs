@@ -268,6 +268,16 @@ impl System for Postgres {
         )
     }
 
+    fn skip_reason(&self, workload: Workload) -> String {
+        match workload {
+            Workload::WeightedPath => "a recursive CTE cannot run Dijkstra (no priority queue, \
+                no stop at the target; enumerating paths is exponential), and no PL/pgSQL \
+                Dijkstra was written for this run"
+                .into(),
+            _ => "labels are not loaded into PostgreSQL by this driver yet".into(),
+        }
+    }
+
     fn answer(&mut self, query: &system::Query) -> anyhow::Result<Answer> {
         let reply = match *query {
             system::Query::NeighborCount { vertex, dir } => self.neighbor_count(vertex, dir)?,

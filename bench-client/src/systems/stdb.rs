@@ -257,6 +257,13 @@ impl System for SpacetimeDb {
         }
     }
 
+    fn skip_reason(&self, workload: Workload) -> String {
+        match workload {
+            Workload::NeighborCount => "the reducer baseline has no neighbor count".into(),
+            _ => "the full-scan baselines have no labels or weights".into(),
+        }
+    }
+
     fn answer(&mut self, query: &Query) -> anyhow::Result<Answer> {
         match (query, self.mode) {
             (Query::NeighborCount { .. }, Mode::Stage1Reducer) => {
