@@ -13,6 +13,8 @@ use graph_client::graph::Direction::{self, Both, In, Out};
 use graph_reference::ReferenceGraph;
 use graph_testkit::PeerServer;
 
+mod peer_checks;
+
 const BIG: u64 = 9_000_000_000;
 
 /// Sparse ids (one past u32), a 3-cycle 10 → 20 → 30 → 10 with the extra arc 20 → 10, a tail
@@ -266,4 +268,9 @@ fn postgres_peer_matches_the_reference() {
             }
         }
     }
+
+    // Labels in a column: label-filtered BFS by recursive CTE on seeded random labelled graphs
+    // against the reference (no weighted path: see `Postgres::skip_reason`).
+    let checked = peer_checks::weighted_labelled_graphs(&mut pg, &[1, 2], true);
+    assert!(checked > 200, "{checked}");
 }

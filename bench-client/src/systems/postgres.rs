@@ -34,6 +34,8 @@ enum Query {
     NeighborCount(Direction),
     BfsCount(Direction),
     BfsLevels(Direction),
+    /// `BfsLevels` over the edges whose label is one of `$3`.
+    BfsLevelsLabelled(Direction),
     Path(Direction),
 }
 
@@ -70,6 +72,18 @@ impl Query {
                  SELECT d, count(*) FROM (SELECT min(d) AS d FROM r GROUP BY v) l
                  GROUP BY d ORDER BY d",
                 neighbors(dir, "r.v")
+            ),
+            // The same over the arcs labelled one of $3: the label is read from the table row
+            // (the indexes hold the ends only), so unlike the unfiltered BFS this is not an
+            // index-only scan.
+            Query::BfsLevelsLabelled(dir) => format!(
+                "WITH RECURSIVE r(v, d) AS (
+                   SELECT id, 0 FROM vertex WHERE id = $1
+                   UNION
+                   SELECT n.v, r.d + 1 FROM r CROSS JOIN LATERAL ({}) n WHERE r.d < $2::int)
+                 SELECT d, count(*) FROM (SELECT min(d) AS d FROM r GROUP BY v) l
+                 GROUP BY d ORDER BY d",
+                labelled_neighbors(dir, "r.v")
             ),
             // `reach` is the BFS of `BfsCount`, and PostgreSQL emits a recursive query's rows
             // in breadth-first order (iteration by iteration, as its manual says), so the row
@@ -112,6 +126,17 @@ impl Query {
 fn neighbors(dir: Direction, of: &str) -> String {
     let out = format!("SELECT e.dst AS v FROM edge e WHERE e.src = {of}");
     let inc = format!("SELECT e.src AS v FROM edge e WHERE e.dst = {of}");
+    match dir {
+        Direction::Out => out,
+        Direction::In => inc,
+        Direction::Both => format!("{out} UNION ALL {inc}"),
+    }
+}
+
+/// [`neighbors`] over the arcs whose label is one of `$3` (`text[]`).
+fn labelled_neighbors(dir: Direction, of: &str) -> String {
+    let out = format!("SELECT e.dst AS v FROM edge e WHERE e.src = {of} AND e.label = ANY($3)");
+    let inc = format!("SELECT e.src AS v FROM edge e WHERE e.dst = {of} AND e.label = ANY($3)");
     match dir {
         Direction::Out => out,
         Direction::In => inc,
@@ -200,7 +225,7 @@ impl System for Postgres {
         self.client.batch_execute(
             "DROP TABLE IF EXISTS edge, vertex;
              CREATE TABLE vertex (id bigint NOT NULL) WITH (autovacuum_enabled = false);
-             CREATE TABLE edge (src bigint NOT NULL, dst bigint NOT NULL)
+             CREATE TABLE edge (src bigint NOT NULL, dst bigint NOT NULL, label text)
                WITH (autovacuum_enabled = false);",
         )?;
         Ok(())
@@ -214,7 +239,7 @@ impl System for Postgres {
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
-        _attrs: &system::ArcAttrs,
+        attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> anyhow::Result<()> {
         let stored = |v: u64| key(v).ok_or_else(|| anyhow!("vertex id {v} does not fit bigint"));
@@ -228,13 +253,15 @@ impl System for Postgres {
         }
         copy.finish().context("loading the vertices")?;
         let mut loaded = 0;
-        for chunk in edges.chunks(LOAD_CHUNK) {
+        for (c, chunk) in edges.chunks(LOAD_CHUNK).enumerate() {
             let mut copy = BinaryCopyInWriter::new(
-                tx.copy_in("COPY edge (src, dst) FROM STDIN (FORMAT binary)")?,
-                &[Type::INT8, Type::INT8],
+                tx.copy_in("COPY edge (src, dst, label) FROM STDIN (FORMAT binary)")?,
+                &[Type::INT8, Type::INT8, Type::TEXT],
             );
-            for &(src, dst) in chunk {
-                copy.write(&[&stored(src)?, &stored(dst)?])?;
+            for (j, &(src, dst)) in chunk.iter().enumerate() {
+                // NULL when the edge has no label; weights are not loaded (no weighted query).
+                let label = Some(attrs.label(c * LOAD_CHUNK + j)).filter(|l| !l.is_empty());
+                copy.write(&[&stored(src)?, &stored(dst)?, &label])?;
             }
             copy.finish().context("loading the edges")?;
             loaded += chunk.len();
@@ -261,21 +288,15 @@ impl System for Postgres {
         Ok((count(row.get(0))?, count(row.get(1))?))
     }
 
+    /// Label-filtered BFS by recursive CTE; no weighted path (see `skip_reason`).
     fn supports(&self, workload: Workload) -> bool {
-        !matches!(
-            workload,
-            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath
-        )
+        workload != Workload::WeightedPath
     }
 
-    fn skip_reason(&self, workload: Workload) -> String {
-        match workload {
-            Workload::WeightedPath => "a recursive CTE cannot run Dijkstra (no priority queue, \
-                no stop at the target; enumerating paths is exponential), and no PL/pgSQL \
-                Dijkstra was written for this run"
-                .into(),
-            _ => "labels are not loaded into PostgreSQL by this driver yet".into(),
-        }
+    fn skip_reason(&self, _: Workload) -> String {
+        "a recursive CTE cannot run Dijkstra (no priority queue, no stop at the target; \
+         enumerating paths is exponential), and no PL/pgSQL Dijkstra was written for this run"
+            .into()
     }
 
     fn answer(&mut self, query: &system::Query) -> anyhow::Result<Answer> {
@@ -291,7 +312,13 @@ impl System for Postgres {
                 target,
                 dir,
             } => self.shortest_path(source, target, dir)?,
-            system::Query::BfsLabels { .. } | system::Query::WeightedPath { .. } => {
+            system::Query::BfsLabels {
+                start,
+                dir,
+                max_depth,
+                labels,
+            } => self.bfs_labelled(start, dir, max_depth, &labels.names())?,
+            system::Query::WeightedPath { .. } => {
                 bail!("{} does not run {query}", self.name())
             }
         };
@@ -348,6 +375,34 @@ impl Postgres {
                 })
             }
         }
+    }
+
+    fn bfs_labelled(
+        &mut self,
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+        labels: &[String],
+    ) -> anyhow::Result<Reply> {
+        let Some(start) = key(start) else {
+            return Ok(Reply::UnknownVertex);
+        };
+        let statement = self.statement(Query::BfsLevelsLabelled(dir))?;
+        let depth = max_depth.map_or(i32::MAX, |d| i32::try_from(d).unwrap_or(i32::MAX));
+        let rows = self.client.query(&statement, &[&start, &depth, &labels])?;
+        let mut levels = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let d: i32 = row.get(0);
+            if usize::try_from(d) != Ok(i) {
+                bail!("BFS from {start}: level {d} where level {i} was due");
+            }
+            levels.push(count(row.get(1))?);
+        }
+        Ok(if levels.is_empty() {
+            Reply::UnknownVertex
+        } else {
+            Reply::Levels(levels)
+        })
     }
 
     fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<Reply> {
