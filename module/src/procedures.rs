@@ -446,16 +446,18 @@ pub fn weighted_shortest_path(
     yield_every_us: u32,
 ) -> Result<WeightedPathResult, GraphError> {
     let dir = parse_direction(&direction)?;
-    let new_search = || {
-        WeightedPath::new(WeightedQuery {
-            source,
-            target,
-            dir,
-        })
-    };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let filter = label_filter(&mut runner, &edge_labels)?;
     let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
+    let bound = id_bound(&begin.meta);
+    let new_search = || {
+        let query = WeightedQuery {
+            source,
+            target,
+            dir,
+        };
+        WeightedPath::new(query, bound)
+    };
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
             new_search()
