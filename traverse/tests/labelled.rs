@@ -78,10 +78,7 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
             let filter = labels
                 .as_ref()
                 .map_or_else(ArcFilter::all, |l| ArcFilter::labels(l.iter().copied()));
-            let src = FilteredGraph {
-                graph: &graph,
-                filter: &filter,
-            };
+            let src = FilteredGraph::new(&graph, &filter);
             let start = vertices[rng.gen_range(0..vertices.len())];
             let target = vertices[rng.gen_range(0..vertices.len())];
             let dir = DIRS[rng.gen_range(0..3)];
@@ -242,10 +239,7 @@ fn dijkstra_handles_zero_weights_ties_and_self_loops() {
     );
     // Under a filter without label 1 nothing is reachable, though both ends exist.
     let none = ArcFilter::labels([2]);
-    let filtered = FilteredGraph {
-        graph: &g,
-        filter: &none,
-    };
+    let filtered = FilteredGraph::new(&g, &none);
     assert_eq!(
         WeightedPath::new(q(1, 4), Some(10)).run(&filtered).0,
         WeightedOutcome::Unreachable
