@@ -9,14 +9,14 @@
 use crate::labels;
 use crate::pin::Pin;
 use crate::schema::{GraphMeta, meta, vertex};
-use crate::snapshot::{self, Snapshot, SnapshotSource};
+use crate::snapshot::{self, Snapshot};
 use crate::source::IndexSource;
 use crate::tx_runner::{Budget, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
 use graph_traverse::{
     ArcFilter, Bfs, BfsOutcome, BfsQuery, Dfs, DfsOutcome, DfsQuery, Direction,
-    DirectionOptimizingBfs, NeighborSource, PathOutcome, PathQuery, Progress, Search, ShortestPath,
-    WeightedOutcome, WeightedPath, WeightedQuery, Work,
+    DirectionOptimizingBfs, FilteredGraph, NeighborSource, PathOutcome, PathQuery, Progress,
+    Search, ShortestPath, WeightedOutcome, WeightedPath, WeightedQuery, Work,
 };
 use spacetimedb::{ProcedureContext, procedure};
 use std::cell::RefCell;
@@ -193,7 +193,7 @@ pub fn bfs(
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let filter = label_filter(&mut runner, &edge_labels)?;
-    let on_snapshot = |src: &SnapshotSource| DirectionOptimizingBfs::new(query.clone(), src);
+    let on_snapshot = |src: &FilteredGraph| DirectionOptimizingBfs::new(query.clone(), src);
     let begin = snapshot::start(&mut runner, &[start], snapshot::take());
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, on_snapshot);
@@ -268,18 +268,19 @@ fn index_stats(runner: TxRunner, work: Work, pin: &RefCell<Pin>) -> QueryStats {
 }
 
 /// Runs the search that `new_search` sets up to the end on a snapshot seen through `filter`,
-/// outside any transaction, in paced steps with yields.
-fn in_snapshot<'s, S: Search<SnapshotSource<'s>>>(
+/// outside any transaction, in paced steps with yields. The snapshot holds the vertices that
+/// have arcs; `existing` are the query's endpoints that exist (read at the snapshot's version),
+/// so that one without arcs is found, with no neighbors.
+fn in_snapshot<'s, S: Search<FilteredGraph<'s>>>(
     runner: &mut TxRunner,
     snap: &'s Snapshot,
     existing: Vec<u64>,
     filter: &'s ArcFilter,
-    new_search: impl FnOnce(&SnapshotSource<'s>) -> S,
+    new_search: impl FnOnce(&FilteredGraph<'s>) -> S,
 ) -> (S::Outcome, Work) {
-    let source = SnapshotSource {
-        graph: &snap.graph,
-        existing,
-        filter,
+    let source = FilteredGraph {
+        isolated: existing,
+        ..FilteredGraph::new(&snap.graph, filter)
     };
     let mut search = new_search(&source);
     let mut budget = Budget::from_arg(0);
@@ -446,16 +447,18 @@ pub fn weighted_shortest_path(
     yield_every_us: u32,
 ) -> Result<WeightedPathResult, GraphError> {
     let dir = parse_direction(&direction)?;
-    let new_search = || {
-        WeightedPath::new(WeightedQuery {
-            source,
-            target,
-            dir,
-        })
-    };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let filter = label_filter(&mut runner, &edge_labels)?;
     let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
+    let bound = id_bound(&begin.meta);
+    let new_search = || {
+        let query = WeightedQuery {
+            source,
+            target,
+            dir,
+        };
+        WeightedPath::new(query, bound)
+    };
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
             new_search()

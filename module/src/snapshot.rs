@@ -26,10 +26,7 @@ use crate::changelog;
 use crate::memory;
 use crate::schema::{GraphMeta, SnapshotHolder, edge, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
-use graph_traverse::{
-    AdjacencyBuilder, AdjacencyGraph, ArcAttrs, ArcFilter, DenseSource, Direction, ListCursor,
-    Neighbor, NeighborSource,
-};
+use graph_traverse::{AdjacencyBuilder, AdjacencyGraph};
 use spacetimedb::{Local, Table};
 use std::cell::{Cell, RefCell};
 
@@ -298,67 +295,4 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         graph,
         bytes: memory::heap_bytes().saturating_sub(before),
     })
-}
-
-/// A snapshot as the traversal operator reads it, through the query's label filter. The
-/// snapshot holds the vertices that have arcs; `existing` are the query's endpoints that exist
-/// (read at the snapshot's version), so that one without arcs is found, with no neighbors.
-pub struct SnapshotSource<'a> {
-    pub graph: &'a AdjacencyGraph,
-    pub existing: Vec<u64>,
-    pub filter: &'a ArcFilter,
-}
-
-impl NeighborSource for SnapshotSource<'_> {
-    fn neighbors_page(
-        &self,
-        v: u64,
-        dir: Direction,
-        cursor: &mut ListCursor,
-        max: usize,
-        out: &mut Vec<Neighbor>,
-    ) -> bool {
-        self.graph.arcs_page(v, dir, cursor, max, self.filter, out)
-    }
-
-    fn degree(&self, v: u64, dir: Direction) -> u64 {
-        self.graph.degree(v, dir)
-    }
-
-    fn contains(&self, v: u64) -> bool {
-        self.graph.contains(v) || self.existing.contains(&v)
-    }
-}
-
-/// The snapshot's slots; a vertex in `existing` has none (it has no arcs).
-impl DenseSource for SnapshotSource<'_> {
-    fn slots(&self) -> usize {
-        self.graph.slots()
-    }
-
-    fn slot(&self, v: u64) -> Option<u32> {
-        self.graph.slot(v)
-    }
-
-    fn vertex(&self, slot: u32) -> u64 {
-        self.graph.vertex(slot)
-    }
-
-    #[inline]
-    fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
-        self.graph.rows(slot, dir)
-    }
-
-    #[inline]
-    fn attrs(&self, slot: u32, dir: Direction) -> [&[ArcAttrs]; 2] {
-        self.graph.attrs(slot, dir)
-    }
-
-    fn filter(&self) -> &ArcFilter {
-        self.filter
-    }
-
-    fn arc_total(&self, dir: Direction) -> u64 {
-        self.graph.arc_total(dir)
-    }
 }

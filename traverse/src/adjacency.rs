@@ -1,9 +1,9 @@
 use crate::filter::ALL_ARCS;
+use crate::id_index::IdIndex;
 use crate::overlay::Overlay;
 use crate::{
     ArcAttrs, ArcFilter, DenseSource, Direction, ListCursor, Neighbor, NeighborSource, Progress,
 };
-use hashbrown::HashMap;
 
 /// An in-memory graph in compressed sparse row form, for both directions, that can follow
 /// writes.
@@ -24,7 +24,7 @@ use hashbrown::HashMap;
 /// or weights pays nothing for them.
 #[derive(Debug, Clone, Default)]
 pub struct AdjacencyGraph {
-    pub(crate) index: HashMap<u64, u32>,
+    pub(crate) index: IdIndex,
     /// Vertex ids by slot (a slot whose id does not map back to it holds no vertex).
     pub(crate) ids: Vec<u64>,
     /// The compressed rows of slots `0..out.offsets.len() - 1`; later slots have empty base rows.
@@ -150,18 +150,20 @@ impl AdjacencyGraph {
             dense.iter().map(|&(s, d, a)| (d, s, a)),
         );
         graph.arcs = dense.len();
+        graph.index.settle();
         graph
     }
 
     /// The slot of `v`, appending one if `v` is new (only while building: no free slot is
     /// reused, and the new slot has empty base rows).
     fn add_vertex(&mut self, v: u64) -> u32 {
-        let next = self.ids.len() as u32;
-        let i = *self.index.entry(v).or_insert(next);
-        if i == next {
-            self.ids.push(v);
+        if let Some(i) = self.index.get(v) {
+            return i;
         }
-        i
+        let next = self.ids.len() as u32;
+        self.index.insert(v, next);
+        self.ids.push(v);
+        next
     }
 
     pub fn vertex_count(&self) -> usize {
@@ -215,7 +217,7 @@ impl AdjacencyGraph {
         filter: &ArcFilter,
         out: &mut Vec<Neighbor>,
     ) -> bool {
-        let Some(&i) = self.index.get(&v) else {
+        let Some(i) = self.index.get(v) else {
             return true;
         };
         let mut room = max.max(1);
@@ -263,7 +265,7 @@ impl NeighborSource for AdjacencyGraph {
     }
 
     fn degree(&self, v: u64, dir: Direction) -> u64 {
-        self.index.get(&v).map_or(0, |&i| {
+        self.index.get(v).map_or(0, |i| {
             let out = self.row(i, false).len() as u64;
             let inc = self.row(i, true).len() as u64;
             match dir {
@@ -275,7 +277,7 @@ impl NeighborSource for AdjacencyGraph {
     }
 
     fn contains(&self, v: u64) -> bool {
-        self.index.contains_key(&v)
+        self.index.contains(v)
     }
 }
 
@@ -285,7 +287,7 @@ impl DenseSource for AdjacencyGraph {
     }
 
     fn slot(&self, v: u64) -> Option<u32> {
-        self.index.get(&v).copied()
+        self.index.get(v)
     }
 
     fn vertex(&self, slot: u32) -> u64 {
@@ -517,6 +519,7 @@ impl AdjacencyBuilder {
                     self.arrived_from = Vec::new();
                     self.out_fill = Vec::new();
                     self.in_fill = Vec::new();
+                    g.index.settle();
                     Phase::Done
                 } else {
                     Phase::Fill { next: row }

@@ -39,24 +39,97 @@ struct Label {
     settled: bool,
 }
 
+/// Largest id bound for which labels are found through a dense index (4 bytes an id: 128 MiB).
+const DENSE_LIMIT: u64 = 1 << 25;
+
+/// The labels of one side: found through a dense index when ids are known to be small (as
+/// [`crate::Visited`] does for BFS), through a hash map otherwise. Ids at or above the bound
+/// (e.g. vertices added while a multi-transaction search runs) go to the map, so a wrong bound
+/// costs speed, never correctness.
+#[derive(Debug, Default)]
+struct Labels {
+    /// `dense[v]`: 1 + the index of `v`'s label in `entries`, 0 if `v` has none.
+    dense: Vec<u32>,
+    sparse: HashMap<u64, u32>,
+    entries: Vec<Label>,
+}
+
+impl Labels {
+    fn new(id_bound: Option<u64>) -> Self {
+        let dense = match id_bound {
+            Some(bound) if bound <= DENSE_LIMIT => vec![0; bound as usize],
+            _ => Vec::new(),
+        };
+        Self {
+            dense,
+            ..Self::default()
+        }
+    }
+
+    #[inline]
+    fn index(&self, v: u64) -> Option<usize> {
+        match self.dense.get(v as usize) {
+            Some(&at) => at.checked_sub(1).map(|at| at as usize),
+            None => self.sparse.get(&v).map(|&at| at as usize),
+        }
+    }
+
+    #[inline]
+    fn get(&self, v: u64) -> Option<&Label> {
+        self.index(v).map(|at| &self.entries[at])
+    }
+
+    #[inline]
+    fn get_mut(&mut self, v: u64) -> Option<&mut Label> {
+        self.index(v).map(|at| &mut self.entries[at])
+    }
+
+    /// Sets `v`'s label, adding one if it has none.
+    #[inline]
+    fn set(&mut self, v: u64, label: Label) {
+        if let Some(old) = self.get_mut(v) {
+            *old = label;
+            return;
+        }
+        let at = u32::try_from(self.entries.len()).expect("fewer than 2^32 labels");
+        self.entries.push(label);
+        match self.dense.get_mut(v as usize) {
+            Some(slot) => *slot = at + 1,
+            None => {
+                self.sparse.insert(v, at);
+            }
+        }
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        if self.dense.is_empty() {
+            self.sparse.reserve(n);
+        }
+    }
+}
+
 /// One half of the bidirectional search: a Dijkstra from its root.
 #[derive(Debug, Default)]
 struct Side {
-    labels: HashMap<u64, Label>,
+    labels: Labels,
     /// Labelled vertices by tentative distance (as the bits of a non-negative `f64`, which order
     /// like the numbers); entries made stale by a shorter distance are skipped when popped.
     heap: BinaryHeap<Reverse<(u64, u64)>>,
 }
 
 impl Side {
-    fn rooted_at(root: u64) -> Self {
-        let mut side = Side::default();
+    fn rooted_at(root: u64, id_bound: Option<u64>) -> Self {
+        let mut side = Side {
+            labels: Labels::new(id_bound),
+            heap: BinaryHeap::new(),
+        };
         side.label(root, 0.0, root);
         side
     }
 
     fn label(&mut self, v: u64, dist: f64, parent: u64) {
-        self.labels.insert(
+        self.labels.set(
             v,
             Label {
                 dist,
@@ -71,7 +144,7 @@ impl Side {
     /// vertex not yet settled, if any remains.
     fn top(&mut self) -> Option<f64> {
         while let Some(&Reverse((bits, v))) = self.heap.peek() {
-            let label = self.labels[&v];
+            let label = *self.labels.get(v).expect("a queued vertex is labelled");
             if !label.settled && label.dist.to_bits() == bits {
                 return Some(label.dist);
             }
@@ -83,8 +156,8 @@ impl Side {
     /// The path from this side's root to `v`, root first.
     fn path_from_root(&self, mut v: u64) -> Vec<u64> {
         let mut path = vec![v];
-        while self.labels[&v].parent != v {
-            v = self.labels[&v].parent;
+        while let Some(label) = self.labels.get(v).filter(|l| l.parent != v) {
+            v = label.parent;
             path.push(v);
         }
         path.reverse();
@@ -110,6 +183,7 @@ enum Which {
 #[derive(Debug)]
 pub struct WeightedPath {
     query: WeightedQuery,
+    id_bound: Option<u64>,
     forward: Side,
     backward: Side,
     /// The vertex being expanded: its side and distance; its list is read from `list`.
@@ -124,9 +198,12 @@ pub struct WeightedPath {
 }
 
 impl WeightedPath {
-    pub fn new(query: WeightedQuery) -> Self {
+    /// A search for `query`; `id_bound`, if known, bounds the vertex ids (see
+    /// [`crate::Bfs::new`]): labels are then found through a dense index.
+    pub fn new(query: WeightedQuery, id_bound: Option<u64>) -> Self {
         Self {
             query,
+            id_bound,
             forward: Side::default(),
             backward: Side::default(),
             current: None,
@@ -177,12 +254,12 @@ impl WeightedPath {
             };
             for n in &page {
                 let through = dist + n.attrs.weight as f64;
-                let shorter = side.labels.get(&n.id).is_none_or(|l| through < l.dist);
+                let shorter = side.labels.get(n.id).is_none_or(|l| through < l.dist);
                 if !shorter {
                     continue;
                 }
                 side.label(n.id, through, u);
-                if let Some(there) = other.labels.get(&n.id) {
+                if let Some(there) = other.labels.get(n.id) {
                     let total = through + there.dist;
                     if self.best.is_none_or(|(best, _)| total < best) {
                         self.best = Some((total, n.id));
@@ -210,8 +287,8 @@ impl WeightedPath {
                 weight: 0.0,
             });
         }
-        self.forward = Side::rooted_at(source);
-        self.backward = Side::rooted_at(target);
+        self.forward = Side::rooted_at(source, self.id_bound);
+        self.backward = Side::rooted_at(target, self.id_bound);
         None
     }
 
@@ -234,10 +311,7 @@ impl WeightedPath {
             Which::Backward => &mut self.backward,
         };
         let Reverse((_, v)) = side.heap.pop().expect("top() found a waiting vertex");
-        let label = side
-            .labels
-            .get_mut(&v)
-            .expect("a queued vertex is labelled");
+        let label = side.labels.get_mut(v).expect("a queued vertex is labelled");
         label.settled = true;
         self.work.lookups += 1;
         self.current = Some((which, v, label.dist));
@@ -318,11 +392,14 @@ mod tests {
             ],
         );
         for budget in [1, 2, 3, 7, u64::MAX] {
-            let mut search = WeightedPath::new(WeightedQuery {
-                source: 1,
-                target: 3,
-                dir: Direction::Out,
-            });
+            let mut search = WeightedPath::new(
+                WeightedQuery {
+                    source: 1,
+                    target: 3,
+                    dir: Direction::Out,
+                },
+                [None, Some(4), Some(100)][budget as usize % 3],
+            );
             loop {
                 search.reserve(budget);
                 if search.step(&g, budget) == Progress::Done {
@@ -345,7 +422,7 @@ mod tests {
             dir: Direction::Out,
         };
         assert_eq!(
-            WeightedPath::new(back).run(&g).0,
+            WeightedPath::new(back, None).run(&g).0,
             WeightedOutcome::Unreachable
         );
     }

@@ -95,11 +95,25 @@ impl ArcFilter {
 }
 
 /// An [`AdjacencyGraph`] seen through an [`ArcFilter`]: its arcs that the filter keeps, and all
-/// its vertices. Degrees stay those of the whole graph (what reading a list costs).
-#[derive(Debug, Clone, Copy)]
+/// its vertices, plus `isolated`: vertices that exist without being in the graph (the module's
+/// snapshot holds only vertices with arcs), which have no slot and no arcs. Degrees stay those
+/// of the whole graph (what reading a list costs).
+#[derive(Debug, Clone)]
 pub struct FilteredGraph<'a> {
     pub graph: &'a AdjacencyGraph,
     pub filter: &'a ArcFilter,
+    pub isolated: Vec<u64>,
+}
+
+impl<'a> FilteredGraph<'a> {
+    /// `graph` through `filter`, with no other vertices.
+    pub fn new(graph: &'a AdjacencyGraph, filter: &'a ArcFilter) -> Self {
+        Self {
+            graph,
+            filter,
+            isolated: Vec::new(),
+        }
+    }
 }
 
 impl NeighborSource for FilteredGraph<'_> {
@@ -119,7 +133,7 @@ impl NeighborSource for FilteredGraph<'_> {
     }
 
     fn contains(&self, v: u64) -> bool {
-        self.graph.contains(v)
+        self.graph.contains(v) || self.isolated.contains(&v)
     }
 }
 

@@ -29,6 +29,7 @@ mod dfs;
 mod dijkstra;
 mod direction_optimizing;
 mod filter;
+mod id_index;
 mod overlay;
 mod visited;
 

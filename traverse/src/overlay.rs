@@ -227,7 +227,7 @@ impl AdjacencyGraph {
 
     /// Adds vertex `v` (without arcs) unless it exists; returns whether it was added.
     pub fn insert_vertex(&mut self, v: u64) -> bool {
-        if self.index.contains_key(&v) {
+        if self.index.contains(v) {
             return false;
         }
         self.new_slot(v);
@@ -238,7 +238,7 @@ impl AdjacencyGraph {
     /// Removes vertex `v` and all its arcs unless it does not exist; returns whether it was
     /// removed. Costs the length of its rows and of its neighbors' rows (each rewritten once).
     pub fn remove_vertex(&mut self, v: u64) -> bool {
-        let Some(slot) = self.index.remove(&v) else {
+        let Some(slot) = self.index.remove(v) else {
             return false;
         };
         let mut outs = self.row(slot, false).to_vec();
@@ -287,7 +287,7 @@ impl AdjacencyGraph {
     /// Removes the arc `src → dst` (every copy of it) unless it does not exist; returns whether
     /// it was removed. Costs as [`insert_arc`](Self::insert_arc).
     pub fn remove_arc(&mut self, src: u64, dst: u64) -> bool {
-        let (Some(&s), Some(&d)) = (self.index.get(&src), self.index.get(&dst)) else {
+        let (Some(s), Some(d)) = (self.index.get(src), self.index.get(dst)) else {
             return false;
         };
         if !self.has_arc(s, d) {
@@ -368,6 +368,7 @@ impl AdjacencyGraph {
                     self.out = c.out;
                     self.inc = c.inc;
                     *frozen = Layer::default();
+                    self.index.settle();
                     return Progress::Done;
                 }
                 c.incoming = true;
@@ -406,7 +407,7 @@ impl AdjacencyGraph {
     /// ids, the compressed rows, the overlay and a compaction under way), not counting the
     /// allocator's own overhead.
     pub fn heap_bytes(&self) -> usize {
-        self.index.allocation_size()
+        self.index.heap_bytes()
             + 8 * self.ids.capacity()
             + self.out.heap_bytes()
             + self.inc.heap_bytes()
@@ -415,8 +416,8 @@ impl AdjacencyGraph {
 
     /// The slot of `v`, giving it one (a free slot if there is one) if it is new.
     fn slot_or_new(&mut self, v: u64) -> u32 {
-        match self.index.get(&v) {
-            Some(&slot) => slot,
+        match self.index.get(v) {
+            Some(slot) => slot,
             None => {
                 self.overlay.active.changes += 1;
                 self.new_slot(v)

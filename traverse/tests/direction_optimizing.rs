@@ -3,8 +3,8 @@
 //! thresholds (never, sometimes or always bottom-up), the direction and the depth bound.
 
 use graph_traverse::{
-    AdjacencyGraph, Bfs, BfsOutcome, BfsQuery, DenseSource, Direction, DirectionOptimizingBfs,
-    ListCursor, NeighborSource, Progress, Switching,
+    AdjacencyGraph, ArcFilter, Bfs, BfsOutcome, BfsQuery, DenseSource, Direction,
+    DirectionOptimizingBfs, FilteredGraph, Progress, Switching,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -207,56 +207,6 @@ fn agrees_with_top_down_bfs_on_skewed_chung_lu_graphs() {
     }
 }
 
-/// A dense source that knows vertices without slots (as the module's snapshot knows vertices
-/// without arcs).
-struct WithIsolated<'a> {
-    graph: &'a AdjacencyGraph,
-    isolated: Vec<u64>,
-}
-
-impl NeighborSource for WithIsolated<'_> {
-    fn neighbors_page(
-        &self,
-        v: u64,
-        dir: Direction,
-        cursor: &mut ListCursor,
-        max: usize,
-        out: &mut Vec<graph_traverse::Neighbor>,
-    ) -> bool {
-        self.graph.neighbors_page(v, dir, cursor, max, out)
-    }
-    fn degree(&self, v: u64, dir: Direction) -> u64 {
-        self.graph.degree(v, dir)
-    }
-    fn contains(&self, v: u64) -> bool {
-        self.graph.contains(v) || self.isolated.contains(&v)
-    }
-}
-
-impl DenseSource for WithIsolated<'_> {
-    fn slots(&self) -> usize {
-        self.graph.slots()
-    }
-    fn slot(&self, v: u64) -> Option<u32> {
-        self.graph.slot(v)
-    }
-    fn vertex(&self, slot: u32) -> u64 {
-        self.graph.vertex(slot)
-    }
-    fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
-        self.graph.rows(slot, dir)
-    }
-    fn attrs(&self, slot: u32, dir: Direction) -> [&[graph_traverse::ArcAttrs]; 2] {
-        self.graph.attrs(slot, dir)
-    }
-    fn filter(&self) -> &graph_traverse::ArcFilter {
-        self.graph.filter()
-    }
-    fn arc_total(&self, dir: Direction) -> u64 {
-        self.graph.arc_total(dir)
-    }
-}
-
 #[test]
 fn edge_cases() {
     let q = |start, max_depth, collect_limit| BfsQuery {
@@ -284,9 +234,11 @@ fn edge_cases() {
         assert_eq!(bu(&g, q(4, None, 5)), visited(&[1], &[4]));
         assert_eq!(bu(&g, q(3, Some(1), 0)), visited(&[1, 1], &[]));
         // A vertex without a slot that exists.
-        let with = WithIsolated {
-            graph: &g,
+        // (As the module's snapshot knows vertices without arcs.)
+        let all = ArcFilter::all();
+        let with = FilteredGraph {
             isolated: vec![77],
+            ..FilteredGraph::new(&g, &all)
         };
         assert_eq!(bu(&with, q(77, None, 5)), visited(&[1], &[77]));
         assert_eq!(bu(&with, q(77, None, 0)), visited(&[1], &[]));

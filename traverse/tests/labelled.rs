@@ -78,10 +78,7 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
             let filter = labels
                 .as_ref()
                 .map_or_else(ArcFilter::all, |l| ArcFilter::labels(l.iter().copied()));
-            let src = FilteredGraph {
-                graph: &graph,
-                filter: &filter,
-            };
+            let src = FilteredGraph::new(&graph, &filter);
             let start = vertices[rng.gen_range(0..vertices.len())];
             let target = vertices[rng.gen_range(0..vertices.len())];
             let dir = DIRS[rng.gen_range(0..3)];
@@ -160,11 +157,16 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
             filtered_paths += 1;
 
             // Weighted path: the least weight, and a real path of that weight.
-            let search = WeightedPath::new(WeightedQuery {
-                source: start,
-                target,
-                dir,
-            });
+            // A dense label index (ids below the bound, or some above: those use the map).
+            let bound = [None, Some(200_000), Some(30)][rng.gen_range(0..3)];
+            let search = WeightedPath::new(
+                WeightedQuery {
+                    source: start,
+                    target,
+                    dir,
+                },
+                bound,
+            );
             let want = reference.dijkstra(start, target, dir, labels);
             match (run(search, &src, budget), want) {
                 (WeightedOutcome::Found { path, weight }, Some(Some(best))) => {
@@ -217,7 +219,7 @@ fn dijkstra_handles_zero_weights_ties_and_self_loops() {
         target,
         dir: Direction::Out,
     };
-    let (outcome, _) = WeightedPath::new(q(1, 4)).run(&g);
+    let (outcome, _) = WeightedPath::new(q(1, 4), Some(10)).run(&g);
     assert_eq!(
         outcome,
         WeightedOutcome::Found {
@@ -226,23 +228,20 @@ fn dijkstra_handles_zero_weights_ties_and_self_loops() {
         }
     );
     let found = |o| matches!(o, WeightedOutcome::Found { .. });
-    assert!(found(WeightedPath::new(q(4, 4)).run(&g).0));
+    assert!(found(WeightedPath::new(q(4, 4), Some(10)).run(&g).0));
     assert_eq!(
-        WeightedPath::new(q(1, 9)).run(&g).0,
+        WeightedPath::new(q(1, 9), Some(10)).run(&g).0,
         WeightedOutcome::Unreachable
     );
     assert_eq!(
-        WeightedPath::new(q(8, 1)).run(&g).0,
+        WeightedPath::new(q(8, 1), Some(10)).run(&g).0,
         WeightedOutcome::UnknownSource
     );
     // Under a filter without label 1 nothing is reachable, though both ends exist.
     let none = ArcFilter::labels([2]);
-    let filtered = FilteredGraph {
-        graph: &g,
-        filter: &none,
-    };
+    let filtered = FilteredGraph::new(&g, &none);
     assert_eq!(
-        WeightedPath::new(q(1, 4)).run(&filtered).0,
+        WeightedPath::new(q(1, 4), Some(10)).run(&filtered).0,
         WeightedOutcome::Unreachable
     );
 }
