@@ -3,8 +3,8 @@
 
 use crate::system::{Query, Reply};
 use anyhow::{bail, ensure};
-use graph_reference::LabelledGraph;
 use graph_reference::ReferenceGraph;
+use graph_reference::{Follow, LabelledGraph};
 use std::collections::HashMap;
 
 /// Whether `reply` answers `query` on `reference`; the error says what is wrong. A shortest path
@@ -99,7 +99,12 @@ impl<'a> Labelled<'a> {
                     .expected
                     .entry(query.to_string())
                     .or_insert_with(|| {
-                        Expected::Levels(graph.bfs_levels(start, dir, max_depth, Some(&ids)))
+                        Expected::Levels(graph.bfs_levels(
+                            start,
+                            dir,
+                            max_depth,
+                            Follow::edges(Some(&ids)),
+                        ))
                     })
                     .clone();
                 match (want, reply) {
@@ -121,7 +126,9 @@ impl<'a> Labelled<'a> {
                 let want = self
                     .expected
                     .entry(query.to_string())
-                    .or_insert_with(|| Expected::Weight(graph.dijkstra(source, target, dir, None)))
+                    .or_insert_with(|| {
+                        Expected::Weight(graph.dijkstra(source, target, dir, Follow::ALL))
+                    })
                     .clone();
                 match (want, reply) {
                     (Expected::Weight(None), Reply::UnknownVertex)
@@ -135,7 +142,7 @@ impl<'a> Labelled<'a> {
                             path.first() == Some(&source) && path.last() == Some(&target),
                             "{path:?} does not join {source} to {target}"
                         );
-                        match graph.path_weight(path, dir, None) {
+                        match graph.path_weight(path, dir, Follow::ALL) {
                             Some(w) if same_weight(w, want) => Ok(()),
                             Some(w) => bail!("{path:?} weighs {w}, the least weight is {want}"),
                             None => bail!("{path:?} is not a path of the graph ({dir})"),

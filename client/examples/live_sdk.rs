@@ -76,10 +76,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A procedure call: the typed result arrives in the callback.
     let (answer, path) = mpsc::channel();
-    conn.procedures
-        .shortest_path_then(1, 3, "out".into(), vec![], None, 0, 0, move |_, result| {
+    conn.procedures.shortest_path_then(
+        1,
+        3,
+        "out".into(),
+        vec![],
+        vec![],
+        None,
+        0,
+        0,
+        move |_, result| {
             let _ = answer.send(result);
-        });
+        },
+    );
     match path.recv_timeout(Duration::from_secs(10))?? {
         Ok(p) if p.status == PathStatus::Found => println!("1 → 3: {:?}", p.path),
         Ok(p) => println!("no path: {:?}", p.status),

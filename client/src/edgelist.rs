@@ -94,6 +94,19 @@ impl EdgeList {
     }
 
     /// Whether some row has a label or a weight other than 1.
+    /// Drops the first `n` rows (all of them if fewer), with their labels and weights.
+    pub fn skip_first(&mut self, n: usize) {
+        let n = n.min(self.len());
+        self.src.drain(..n);
+        self.dst.drain(..n);
+        if !self.labels.is_empty() {
+            self.labels.drain(..n);
+        }
+        if !self.weights.is_empty() {
+            self.weights.drain(..n);
+        }
+    }
+
     pub fn has_attrs(&self) -> bool {
         !self.labels.is_empty() || !self.weights.is_empty()
     }
@@ -268,6 +281,8 @@ pub enum LineError {
         "too many fields: expected two vertex ids (and, in CSV, a label and a weight), found {0}"
     )]
     TooManyFields(usize),
+    #[error("expected a vertex id and a label, found {0} fields")]
+    NotIdAndLabel(usize),
     #[error("label `{0}`: labels are at most 64 bytes, without control characters")]
     BadLabel(String),
     #[error("weight `{0}`: weights are finite, non-negative numbers")]
@@ -287,6 +302,20 @@ const READ_BUFFER: usize = 1 << 20;
 /// decompressed (streaming) if its name ends in `.gz` or it starts with the gzip magic bytes.
 pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
     let name = path.display().to_string();
+    parse_edge_list(open_text(path)?, &name, Format::from_path(path))
+}
+
+/// Reads a file of vertex labels: CSV lines `id,label` (an empty label: none), optionally
+/// gzipped, with `#` comments and an optional header line.
+pub fn read_vertex_labels(path: &Path) -> Result<VertexLabels, EdgeListError> {
+    let name = path.display().to_string();
+    parse_vertex_labels(open_text(path)?, &name)
+}
+
+/// `path` as buffered text, decompressed if its name ends in `.gz` or it starts with the gzip
+/// magic bytes.
+fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
+    let name = path.display().to_string();
     let file = File::open(path).map_err(|error| EdgeListError::Open {
         file: name.clone(),
         error,
@@ -295,7 +324,7 @@ pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
     let starts_gzip = reader
         .fill_buf()
         .map_err(|error| EdgeListError::Read {
-            file: name.clone(),
+            file: name,
             line: 1,
             error,
         })?
@@ -303,12 +332,85 @@ pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
     let gz_name = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    let format = Format::from_path(path);
-    if starts_gzip || gz_name {
-        let decoder = BufReader::with_capacity(READ_BUFFER, MultiGzDecoder::new(reader));
-        parse_edge_list(decoder, &name, format)
-    } else {
-        parse_edge_list(reader, &name, format)
+    Ok(match starts_gzip || gz_name {
+        true => Box::new(BufReader::with_capacity(
+            READ_BUFFER,
+            MultiGzDecoder::new(reader),
+        )),
+        false => Box::new(reader),
+    })
+}
+
+/// Vertices and their labels: vertex `ids[i]` has label `label_names[labels[i]]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VertexLabels {
+    pub ids: Vec<u64>,
+    pub label_names: Vec<String>,
+    pub labels: Vec<u32>,
+}
+
+impl VertexLabels {
+    pub fn push(&mut self, id: u64, label: &str) {
+        let at = match self.label_names.iter().position(|n| n == label) {
+            Some(at) => at,
+            None => {
+                self.label_names.push(label.to_owned());
+                self.label_names.len() - 1
+            }
+        };
+        self.ids.push(id);
+        self.labels.push(at as u32);
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+}
+
+/// Parses `id,label` lines from any buffered reader; `name` is only used in error messages.
+pub fn parse_vertex_labels<R: BufRead>(
+    mut reader: R,
+    name: &str,
+) -> Result<VertexLabels, EdgeListError> {
+    let mut out = VertexLabels::default();
+    let mut buf = Vec::with_capacity(128);
+    let mut line_no = 0u64;
+    let mut seen_data_line = false;
+    loop {
+        buf.clear();
+        line_no += 1;
+        let read = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|error| EdgeListError::Read {
+                file: name.to_owned(),
+                line: line_no,
+                error,
+            })?;
+        if read == 0 {
+            return Ok(out);
+        }
+        let line = buf.trim_ascii();
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        if !std::mem::replace(&mut seen_data_line, true) && is_csv_header(line) {
+            continue;
+        }
+        let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(<[u8]>::trim_ascii).collect();
+        let parsed = match fields[..] {
+            [id, label] => parse_id(id).and_then(|id| Ok((id, parse_label(label)?))),
+            _ => Err(LineError::NotIdAndLabel(fields.len())),
+        };
+        let (id, label) = parsed.map_err(|problem| EdgeListError::Line {
+            file: name.to_owned(),
+            line: line_no,
+            problem,
+        })?;
+        out.push(id, label);
     }
 }
 
@@ -389,10 +491,7 @@ fn parse_fields<'a>(
     }
     let label = match label {
         None => "",
-        Some(field) => std::str::from_utf8(field)
-            .ok()
-            .filter(|l| l.len() <= 64 && !l.chars().any(char::is_control))
-            .ok_or_else(|| LineError::BadLabel(shown(field)))?,
+        Some(field) => parse_label(field)?,
     };
     let weight = match weight {
         None => 1.0,
@@ -404,6 +503,14 @@ fn parse_fields<'a>(
             .ok_or_else(|| LineError::BadWeight(shown(field)))?,
     };
     Ok((parse_id(a)?, parse_id(b)?, label, weight))
+}
+
+/// A label name: at most 64 bytes of UTF-8, without control characters.
+fn parse_label(field: &[u8]) -> Result<&str, LineError> {
+    std::str::from_utf8(field)
+        .ok()
+        .filter(|l| l.len() <= 64 && !l.chars().any(char::is_control))
+        .ok_or_else(|| LineError::BadLabel(shown(field)))
 }
 
 fn parse_id(field: &[u8]) -> Result<u64, LineError> {
@@ -434,6 +541,44 @@ fn shown(field: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn skipping_rows_keeps_labels_and_weights_aligned() {
+        let mut list = EdgeList::new();
+        list.push_with(1, 2, "a", 1.5);
+        list.push_with(2, 3, "b", 2.5);
+        list.push_with(3, 4, "", 3.5);
+        list.skip_first(1);
+        assert_eq!(list.iter().collect::<Vec<_>>(), [(2, 3), (3, 4)]);
+        assert_eq!((list.attrs(0), list.attrs(1)), (("b", 2.5), ("", 3.5)));
+        list.skip_first(9);
+        assert!(list.is_empty() && list.labels.is_empty() && list.weights.is_empty());
+    }
+
+    #[test]
+    fn vertex_label_files_name_their_bad_lines() {
+        let text = "# comment\nid,label\n1,person\n2,\n3,city\n1,person\n";
+        let got = parse_vertex_labels(text.as_bytes(), "v.csv").unwrap();
+        assert_eq!(got.ids, [1, 2, 3, 1]);
+        assert_eq!(got.label_names, ["person", "", "city"]);
+        assert_eq!(got.labels, [0, 1, 2, 0]);
+        for (text, line, problem) in [
+            ("1,a\n2\n", 2, LineError::NotIdAndLabel(1)),
+            ("1,a,b\n", 1, LineError::NotIdAndLabel(3)),
+            ("1,a\nx,b\n", 2, LineError::NotAnInteger("x".into())),
+            ("1,a\n2,\u{1}\n", 2, LineError::BadLabel("\u{1}".into())),
+        ] {
+            match parse_vertex_labels(text.as_bytes(), "v.csv") {
+                Err(EdgeListError::Line {
+                    line: l,
+                    problem: p,
+                    ..
+                }) => assert_eq!((l, p), (line, problem), "{text:?}"),
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
+    }
+
     use super::*;
     use std::io::Write;
 

@@ -100,6 +100,31 @@ pub struct Answer<T> {
 }
 
 /// Tuning knobs shared by the multi-transaction procedures (0: the module's default).
+/// Which edges and vertices a query follows: edges labelled with one of `edges`, into vertices
+/// labelled with one of `vertices` (an empty list tests nothing; `""` names the unlabelled).
+/// A traversal's start passes whatever its label; a path's target must pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Follow<'a> {
+    pub edges: &'a [&'a str],
+    pub vertices: &'a [&'a str],
+}
+
+impl<'a> Follow<'a> {
+    /// Every edge, every vertex.
+    pub const ALL: Follow<'static> = Follow {
+        edges: &[],
+        vertices: &[],
+    };
+
+    /// The edges labelled with one of `labels`, into every vertex.
+    pub fn edges(labels: &'a [&'a str]) -> Self {
+        Self {
+            edges: labels,
+            vertices: &[],
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TxOptions {
     /// Work units (arcs + vertices + lookups) per transaction.
@@ -419,6 +444,48 @@ impl GraphDb {
         })
     }
 
+    /// Gives vertex `ids[i]` the label `label_names[labels[i]]` (`""`: none) in one call (at
+    /// most [`MAX_BATCH_EDGES`] vertices), creating missing vertices; a vertex named twice must
+    /// be given one label.
+    pub fn set_vertex_labels(
+        &self,
+        ids: &[u64],
+        label_names: &[String],
+        labels: &[u32],
+    ) -> Result<(), ClientError> {
+        use mb::set_vertex_labels_reducer::{SetVertexLabelsArgs, set_vertex_labels};
+        let args = SetVertexLabelsArgs {
+            ids: ids.to_vec(),
+            label_names: label_names.to_vec(),
+            labels: labels.to_vec(),
+        };
+        self.reducer("set_vertex_labels", args, true, |conn, a, reply| {
+            conn.reducers
+                .set_vertex_labels_then(a.ids, a.label_names, a.labels, move |_, r| {
+                    reply(flatten(r))
+                })
+        })
+    }
+
+    /// Gives every vertex of `list` its label, in calls of at most [`MAX_BATCH_EDGES`]
+    /// vertices (each one transaction); returns the number of calls.
+    pub fn load_vertex_labels(
+        &self,
+        list: &crate::edgelist::VertexLabels,
+    ) -> Result<usize, ClientError> {
+        let mut calls = 0;
+        for start in (0..list.len()).step_by(MAX_BATCH_EDGES) {
+            let end = (start + MAX_BATCH_EDGES).min(list.len());
+            self.set_vertex_labels(
+                &list.ids[start..end],
+                &list.label_names,
+                &list.labels[start..end],
+            )?;
+            calls += 1;
+        }
+        Ok(calls)
+    }
+
     /// Sends rows `range` of `edges`: plain when the list has no labels or weights.
     fn add_rows(&self, edges: &EdgeList, range: std::ops::Range<usize>) -> Result<(), ClientError> {
         let (src, dst) = (&edges.src[range.clone()], &edges.dst[range.clone()]);
@@ -636,26 +703,32 @@ impl GraphDb {
         v: u64,
         dir: Direction,
     ) -> Result<Answer<NeighborCount>, ClientError> {
-        self.neighbor_count_over(v, dir, &[])
+        self.neighbor_count_over(v, dir, Follow::ALL)
     }
 
-    /// The distinct neighbors over edges labelled with one of `labels` (none: every edge; `""`:
-    /// unlabelled edges). Each `*_over` query takes labels so; an unknown label is an error.
+    /// The distinct neighbors over the edges and into the vertices `follow` names. Each
+    /// `*_over` query takes a [`Follow`]; an unknown label is an error.
     pub fn neighbor_count_over(
         &self,
         v: u64,
         dir: Direction,
-        labels: &[&str],
+        follow: Follow,
     ) -> Result<Answer<NeighborCount>, ClientError> {
         use mb::neighbor_count_procedure::{NeighborCountArgs, neighbor_count};
         let args = NeighborCountArgs {
             vertex: v,
             direction: dir.as_str().into(),
-            edge_labels: names(labels),
+            edge_labels: names(follow.edges),
+            vertex_labels: names(follow.vertices),
         };
         self.query("neighbor_count", args, |conn, a, reply| {
-            conn.procedures
-                .neighbor_count_then(a.vertex, a.direction, a.edge_labels, answer(reply))
+            conn.procedures.neighbor_count_then(
+                a.vertex,
+                a.direction,
+                a.edge_labels,
+                a.vertex_labels,
+                answer(reply),
+            )
         })
     }
 
@@ -684,21 +757,22 @@ impl GraphDb {
         dir: Direction,
         limit: u32,
     ) -> Result<Answer<Neighbors>, ClientError> {
-        self.neighbors_over(v, dir, &[], limit)
+        self.neighbors_over(v, dir, Follow::ALL, limit)
     }
 
     pub fn neighbors_over(
         &self,
         v: u64,
         dir: Direction,
-        labels: &[&str],
+        follow: Follow,
         limit: u32,
     ) -> Result<Answer<Neighbors>, ClientError> {
         use mb::neighbors_procedure::{NeighborsArgs, neighbors};
         let args = NeighborsArgs {
             vertex: v,
             direction: dir.as_str().into(),
-            edge_labels: names(labels),
+            edge_labels: names(follow.edges),
+            vertex_labels: names(follow.vertices),
             limit,
         };
         self.query("neighbors", args, |conn, a, reply| {
@@ -706,6 +780,7 @@ impl GraphDb {
                 a.vertex,
                 a.direction,
                 a.edge_labels,
+                a.vertex_labels,
                 a.limit,
                 answer(reply),
             )
@@ -720,14 +795,14 @@ impl GraphDb {
         vertex_limit: u32,
         tx: TxOptions,
     ) -> Result<Answer<BfsResult>, ClientError> {
-        self.bfs_over(start, dir, &[], max_depth, vertex_limit, tx)
+        self.bfs_over(start, dir, Follow::ALL, max_depth, vertex_limit, tx)
     }
 
     pub fn bfs_over(
         &self,
         start: u64,
         dir: Direction,
-        labels: &[&str],
+        follow: Follow,
         max_depth: Option<u32>,
         vertex_limit: u32,
         tx: TxOptions,
@@ -736,7 +811,8 @@ impl GraphDb {
         let args = BfsArgs {
             start,
             direction: dir.as_str().into(),
-            edge_labels: names(labels),
+            edge_labels: names(follow.edges),
+            vertex_labels: names(follow.vertices),
             max_depth,
             vertex_limit,
             tx_budget: tx.tx_budget,
@@ -747,6 +823,7 @@ impl GraphDb {
                 a.start,
                 a.direction,
                 a.edge_labels,
+                a.vertex_labels,
                 a.max_depth,
                 a.vertex_limit,
                 a.tx_budget,
@@ -766,14 +843,14 @@ impl GraphDb {
         vertex_limit: u32,
         tx: TxOptions,
     ) -> Result<Answer<DfsResult>, ClientError> {
-        self.dfs_over(start, dir, &[], max_depth, vertex_limit, tx)
+        self.dfs_over(start, dir, Follow::ALL, max_depth, vertex_limit, tx)
     }
 
     pub fn dfs_over(
         &self,
         start: u64,
         dir: Direction,
-        labels: &[&str],
+        follow: Follow,
         max_depth: Option<u32>,
         vertex_limit: u32,
         tx: TxOptions,
@@ -782,7 +859,8 @@ impl GraphDb {
         let args = DfsArgs {
             start,
             direction: dir.as_str().into(),
-            edge_labels: names(labels),
+            edge_labels: names(follow.edges),
+            vertex_labels: names(follow.vertices),
             max_depth,
             vertex_limit,
             tx_budget: tx.tx_budget,
@@ -793,6 +871,7 @@ impl GraphDb {
                 a.start,
                 a.direction,
                 a.edge_labels,
+                a.vertex_labels,
                 a.max_depth,
                 a.vertex_limit,
                 a.tx_budget,
@@ -828,7 +907,7 @@ impl GraphDb {
         max_depth: Option<u32>,
         tx: TxOptions,
     ) -> Result<Answer<PathResult>, ClientError> {
-        self.shortest_path_over(source, target, dir, &[], max_depth, tx)
+        self.shortest_path_over(source, target, dir, Follow::ALL, max_depth, tx)
     }
 
     pub fn shortest_path_over(
@@ -836,7 +915,7 @@ impl GraphDb {
         source: u64,
         target: u64,
         dir: Direction,
-        labels: &[&str],
+        follow: Follow,
         max_depth: Option<u32>,
         tx: TxOptions,
     ) -> Result<Answer<PathResult>, ClientError> {
@@ -845,7 +924,8 @@ impl GraphDb {
             source,
             target,
             direction: dir.as_str().into(),
-            edge_labels: names(labels),
+            edge_labels: names(follow.edges),
+            vertex_labels: names(follow.vertices),
             max_depth,
             tx_budget: tx.tx_budget,
             yield_every_us: tx.yield_every_us,
@@ -856,6 +936,7 @@ impl GraphDb {
                 a.target,
                 a.direction,
                 a.edge_labels,
+                a.vertex_labels,
                 a.max_depth,
                 a.tx_budget,
                 a.yield_every_us,
@@ -864,14 +945,14 @@ impl GraphDb {
         })
     }
 
-    /// A path of least total weight from `source` to `target` over edges labelled with one of
-    /// `labels` (none: every edge), by bidirectional Dijkstra.
+    /// A path of least total weight from `source` to `target` over the edges and vertices
+    /// `follow` names, by bidirectional Dijkstra.
     pub fn weighted_shortest_path(
         &self,
         source: u64,
         target: u64,
         dir: Direction,
-        labels: &[&str],
+        follow: Follow,
         tx: TxOptions,
     ) -> Result<Answer<WeightedPathResult>, ClientError> {
         use mb::weighted_shortest_path_procedure::{
@@ -881,7 +962,8 @@ impl GraphDb {
             source,
             target,
             direction: dir.as_str().into(),
-            edge_labels: names(labels),
+            edge_labels: names(follow.edges),
+            vertex_labels: names(follow.vertices),
             tx_budget: tx.tx_budget,
             yield_every_us: tx.yield_every_us,
         };
@@ -891,6 +973,7 @@ impl GraphDb {
                 a.target,
                 a.direction,
                 a.edge_labels,
+                a.vertex_labels,
                 a.tx_budget,
                 a.yield_every_us,
                 answer(reply),

@@ -27,6 +27,7 @@ use graph_client::module_bindings::noop_procedure_procedure::NoopProcedureArgs;
 use graph_client::module_bindings::noop_reducer_reducer::NoopReducerArgs;
 use graph_client::module_bindings::remove_edges_reducer::RemoveEdgesArgs;
 use graph_client::module_bindings::remove_vertex_reducer::RemoveVertexArgs;
+use graph_client::module_bindings::set_vertex_labels_reducer::SetVertexLabelsArgs;
 use graph_client::module_bindings::shortest_path_full_scan_procedure::ShortestPathFullScanArgs;
 use graph_client::module_bindings::shortest_path_full_scan_reducer_reducer::ShortestPathFullScanReducerArgs;
 use graph_client::module_bindings::shortest_path_procedure::ShortestPathArgs;
@@ -170,6 +171,7 @@ fn procedures_take_and_return_the_generated_types() {
             vertex: 2,
             direction: "out".into(),
             edge_labels: vec![],
+            vertex_labels: vec![],
             limit: 0,
         },
     );
@@ -182,6 +184,7 @@ fn procedures_take_and_return_the_generated_types() {
             vertex: 2,
             direction: "both".into(),
             edge_labels: vec![],
+            vertex_labels: vec![],
         };
         let c: Result<NeighborCount, GraphError> = match procedure {
             "neighbor_count" => call(&server, procedure, &args),
@@ -201,6 +204,7 @@ fn procedures_take_and_return_the_generated_types() {
         start: 1,
         direction: "out".into(),
         edge_labels: vec![],
+        vertex_labels: vec![],
         max_depth: None,
         vertex_limit: 10,
         tx_budget: 0,
@@ -224,6 +228,7 @@ fn procedures_take_and_return_the_generated_types() {
         target,
         direction: "out".into(),
         edge_labels: vec![],
+        vertex_labels: vec![],
         max_depth,
         tx_budget: 0,
         yield_every_us: 0,
@@ -248,6 +253,7 @@ fn procedures_take_and_return_the_generated_types() {
         target: 4,
         direction: "out".into(),
         edge_labels: vec![],
+        vertex_labels: vec![],
         tx_budget: 0,
         yield_every_us: 0,
     };
@@ -417,6 +423,15 @@ fn tables_and_columns_match_the_module() {
         },
     );
 
+    reduce(
+        &server,
+        SetVertexLabelsArgs {
+            ids: vec![5, 9],
+            label_names: vec!["town".into()],
+            labels: vec![0, 0],
+        },
+    );
+
     let tables = <RemoteModule as __sdk::SpacetimeModule>::ALL_TABLE_NAMES;
     assert_eq!(
         tables,
@@ -425,7 +440,8 @@ fn tables_and_columns_match_the_module() {
             "edge_label",
             "graph_meta",
             "traversal_result",
-            "vertex"
+            "vertex",
+            "vertex_label"
         ]
     );
     for table in tables {
@@ -443,6 +459,7 @@ fn tables_and_columns_match_the_module() {
             "graph_meta" => field_names(&decode::<GraphMeta>(row)),
             "traversal_result" => field_names(&decode::<TraversalResult>(row)),
             "vertex" => field_names(&decode::<Vertex>(row)),
+            "vertex_label" => field_names(&decode::<VertexLabel>(row)),
             other => panic!("no generated row type for {other}"),
         };
         let mut sorted_columns = columns.clone();

@@ -59,6 +59,16 @@ impl Changes {
         self.rows.push((ChangeKind::InsertVertex, v, 0, NO_ATTRS));
     }
 
+    /// Vertex `v`'s label goes from `from` to `to` (at most once per vertex and write).
+    pub fn relabel_vertex(&mut self, v: u64, from: u32, to: u32) {
+        let attrs = ArcAttrs {
+            label: to,
+            ..NO_ATTRS
+        };
+        self.rows
+            .push((ChangeKind::RelabelVertex, v, u64::from(from), attrs));
+    }
+
     pub fn remove_vertex(&mut self, v: u64) {
         self.rows.push((ChangeKind::RemoveVertex, v, 0, NO_ATTRS));
     }
@@ -134,5 +144,10 @@ fn change(row: LoggedChange) -> Change {
         ChangeKind::RemoveArc => Change::RemoveArc { src, dst, attrs },
         ChangeKind::InsertVertex => Change::InsertVertex(src),
         ChangeKind::RemoveVertex => Change::RemoveVertex(src),
+        ChangeKind::RelabelVertex => Change::RelabelVertex {
+            v: src,
+            from: dst as u32,
+            to: label,
+        },
     }
 }

@@ -1,6 +1,7 @@
-//! Edge label names ↔ the ids edges store (`edge_label`), and the label filters of queries.
+//! Label names ↔ the ids edges and vertices store (`edge_label`, `vertex_label`), and the label
+//! filters of queries.
 
-use crate::schema::{Edge, EdgeLabel, NO_LABEL, edge_label};
+use crate::schema::{Edge, EdgeLabel, NO_LABEL, VertexLabel, edge_label, vertex, vertex_label};
 use crate::types::GraphError;
 use graph_traverse::ArcFilter;
 use spacetimedb::{Local, ReducerContext, Table};
@@ -8,9 +9,57 @@ use spacetimedb::{Local, ReducerContext, Table};
 /// Longest label name accepted.
 pub const MAX_LABEL_NAME: usize = 64;
 
+/// Which name space a label belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Of {
+    Edges,
+    Vertices,
+}
+
+impl Of {
+    fn find(self, db: &Local, name: &String) -> Option<u32> {
+        match self {
+            Of::Edges => db.edge_label().name().find(name).map(|row| row.id),
+            Of::Vertices => db.vertex_label().name().find(name).map(|row| row.id),
+        }
+    }
+
+    fn name(self, db: &Local, id: u32) -> Option<String> {
+        match self {
+            Of::Edges => db.edge_label().id().find(id).map(|row| row.name),
+            Of::Vertices => db.vertex_label().id().find(id).map(|row| row.name),
+        }
+    }
+
+    fn max_id(self, db: &Local) -> u32 {
+        let max = match self {
+            Of::Edges => db.edge_label().iter().map(|l| l.id).max(),
+            Of::Vertices => db.vertex_label().iter().map(|l| l.id).max(),
+        };
+        max.unwrap_or(NO_LABEL)
+    }
+
+    fn insert(self, db: &Local, id: u32, name: String) {
+        match self {
+            Of::Edges => {
+                db.edge_label().insert(EdgeLabel { id, name });
+            }
+            Of::Vertices => {
+                db.vertex_label().insert(VertexLabel { id, name });
+            }
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Of::Edges => "edge",
+            Of::Vertices => "vertex",
+        }
+    }
+}
+
 /// The ids of `names`, giving new names the next free ids; `""` is [`NO_LABEL`].
-pub fn intern(ctx: &ReducerContext, names: &[String]) -> Result<Vec<u32>, String> {
-    let table = ctx.db.edge_label();
+pub fn intern(ctx: &ReducerContext, of: Of, names: &[String]) -> Result<Vec<u32>, String> {
     let mut next = None;
     let mut ids = Vec::with_capacity(names.len());
     for name in names {
@@ -24,16 +73,12 @@ pub fn intern(ctx: &ReducerContext, names: &[String]) -> Result<Vec<u32>, String
                  characters"
             ));
         }
-        if let Some(row) = table.name().find(name) {
-            ids.push(row.id);
+        if let Some(id) = of.find(&ctx.db, name) {
+            ids.push(id);
             continue;
         }
-        let id =
-            *next.get_or_insert_with(|| table.iter().map(|l| l.id).max().unwrap_or(NO_LABEL) + 1);
-        table.insert(EdgeLabel {
-            id,
-            name: name.clone(),
-        });
+        let id = *next.get_or_insert_with(|| of.max_id(&ctx.db) + 1);
+        of.insert(&ctx.db, id, name.clone());
         next = Some(id + 1);
         ids.push(id);
     }
@@ -44,35 +89,51 @@ pub fn intern(ctx: &ReducerContext, names: &[String]) -> Result<Vec<u32>, String
 pub fn describe(ctx: &ReducerContext, e: &Edge) -> String {
     let label = match e.label {
         NO_LABEL => "no label".to_string(),
-        id => match ctx.db.edge_label().id().find(id) {
-            Some(row) => format!("label `{}`", row.name),
+        id => match Of::Edges.name(&ctx.db, id) {
+            Some(name) => format!("label `{name}`"),
             None => format!("label id {id}"),
         },
     };
     format!("{label} and weight {}", e.weight)
 }
 
-/// The filter that follows the edges labelled with one of `names` (`""`: unlabelled edges);
-/// every edge when `names` is empty. An unknown name is an error, so that a typo does not
+/// The ids of `names` (`""`: unlabelled); an unknown name is an error, so that a typo does not
 /// quietly match nothing.
-pub fn filter(db: &Local, names: &[String]) -> Result<ArcFilter, GraphError> {
-    if names.is_empty() {
-        return Ok(ArcFilter::all());
+fn ids(db: &Local, of: Of, names: &[String]) -> Result<Vec<u32>, GraphError> {
+    names
+        .iter()
+        .map(|name| match name.is_empty() {
+            true => Ok(NO_LABEL),
+            false => of.find(db, name).ok_or_else(|| {
+                GraphError::InvalidArgument(format!("unknown {} label `{name}`", of.noun()))
+            }),
+        })
+        .collect()
+}
+
+/// The filter that follows the edges labelled with one of `edge_labels` into the vertices
+/// labelled with one of `vertex_labels` (`""`: unlabelled ones; an empty list: no test).
+pub fn filter(
+    db: &Local,
+    edge_labels: &[String],
+    vertex_labels: &[String],
+) -> Result<ArcFilter, GraphError> {
+    let mut filter = match edge_labels.is_empty() {
+        true => ArcFilter::all(),
+        false => ArcFilter::labels(ids(db, Of::Edges, edge_labels)?),
+    };
+    if !vertex_labels.is_empty() {
+        filter = filter.entering(ids(db, Of::Vertices, vertex_labels)?);
     }
-    let mut ids = Vec::with_capacity(names.len());
-    for name in names {
-        if name.is_empty() {
-            ids.push(NO_LABEL);
-            continue;
-        }
-        match db.edge_label().name().find(name) {
-            Some(row) => ids.push(row.id),
-            None => {
-                return Err(GraphError::InvalidArgument(format!(
-                    "unknown edge label `{name}`"
-                )));
-            }
-        }
-    }
-    Ok(ArcFilter::labels(ids))
+    Ok(filter)
+}
+
+/// Vertex `v`'s label now (0: none or no such vertex).
+pub fn vertex_label(db: &Local, v: u64) -> u32 {
+    db.vertex().id().find(v).map_or(NO_LABEL, |row| row.label)
+}
+
+/// Whether any vertex label was ever given (so that a snapshot needs to read them).
+pub fn any_vertex_labels(db: &Local) -> bool {
+    db.vertex_label().count() > 0
 }

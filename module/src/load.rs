@@ -6,7 +6,7 @@
 use crate::access::check_writer;
 use crate::changelog::Changes;
 use crate::labels;
-use crate::schema::{Edge, GraphMeta, Vertex, edge, meta, save_meta, vertex};
+use crate::schema::{Edge, GraphMeta, NO_LABEL, Vertex, edge, meta, save_meta, vertex};
 use hashbrown::HashMap;
 use spacetimedb::{ReducerContext, Table, reducer};
 
@@ -66,9 +66,9 @@ impl DegreeDeltas {
                 }
                 None => {
                     vertices.insert(Vertex {
-                        id,
                         out_degree: shift(0, d_out),
                         in_degree: shift(0, d_in),
+                        ..Vertex::new(id)
                     });
                     meta.vertices += 1;
                     meta.max_vertex_id = meta.max_vertex_id.max(id);
@@ -116,12 +116,12 @@ pub fn add_labelled_edges(
     if !weights.is_empty() {
         check_len("weights", weights.len(), n)?;
     }
-    let ids = labels::intern(ctx, &label_names)?;
+    let ids = labels::intern(ctx, labels::Of::Edges, &label_names)?;
     let mut edges = Vec::with_capacity(n);
     for i in 0..n {
         let (s, d) = (src[i], dst[i]);
         let label = match labels.get(i) {
-            None => crate::schema::NO_LABEL,
+            None => NO_LABEL,
             Some(&at) => *ids.get(at as usize).ok_or_else(|| {
                 format!(
                     "edge {i} ({s} → {d}) names label {at}, but label_names has only {} names",
@@ -189,17 +189,72 @@ pub fn add_vertices(ctx: &ReducerContext, ids: Vec<u64>) -> Result<(), String> {
     let before = m.vertices;
     for id in ids {
         if vertices.id().find(id).is_none() {
-            vertices.insert(Vertex {
-                id,
-                out_degree: 0,
-                in_degree: 0,
-            });
+            vertices.insert(Vertex::new(id));
             m.vertices += 1;
             m.max_vertex_id = m.max_vertex_id.max(id);
             changes.insert_vertex(id);
         }
     }
     if m.vertices != before {
+        save_meta(ctx, m, changes);
+    }
+    Ok(())
+}
+
+/// Gives vertex `ids[i]` the label `label_names[labels[i]]` (`""`: none), creating missing
+/// vertices and labels. A vertex named twice must be given one label.
+#[reducer]
+pub fn set_vertex_labels(
+    ctx: &ReducerContext,
+    ids: Vec<u64>,
+    label_names: Vec<String>,
+    labels: Vec<u32>,
+) -> Result<(), String> {
+    check_writer(ctx)?;
+    check_batch("vertices", ids.len())?;
+    check_len("labels", labels.len(), ids.len())?;
+    let names = labels::intern(ctx, labels::Of::Vertices, &label_names)?;
+    // Each vertex's label id, and the `label_names` index it was given by.
+    let mut wanted: HashMap<u64, (u32, u32)> = HashMap::with_capacity(ids.len());
+    for (i, (&id, &at)) in ids.iter().zip(&labels).enumerate() {
+        let label = *names.get(at as usize).ok_or_else(|| {
+            format!(
+                "vertex {i} ({id}) names label {at}, but label_names has only {} names",
+                names.len()
+            )
+        })?;
+        if let Some(&(other, other_at)) = wanted.get(&id)
+            && other != label
+        {
+            return Err(format!(
+                "vertex {id} is given two labels, {:?} and {:?}",
+                label_names[other_at as usize], label_names[at as usize]
+            ));
+        }
+        wanted.insert(id, (label, at));
+    }
+    let vertices = ctx.db.vertex();
+    let mut m = meta(&ctx.db);
+    let mut changes = Changes::default();
+    let mut changed = false;
+    for (id, (label, _)) in wanted {
+        let row = match vertices.id().find(id) {
+            Some(row) => row,
+            None => {
+                m.vertices += 1;
+                m.max_vertex_id = m.max_vertex_id.max(id);
+                changes.insert_vertex(id);
+                changed = true;
+                vertices.insert(Vertex::new(id))
+            }
+        };
+        if row.label != label {
+            vertices.id().update(Vertex { label, ..row });
+            changes.relabel_vertex(id, row.label, label);
+            changed = true;
+        }
+    }
+    if changed {
         save_meta(ctx, m, changes);
     }
     Ok(())
@@ -234,9 +289,9 @@ pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Resul
 #[reducer]
 pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     check_writer(ctx)?;
-    if ctx.db.vertex().id().find(id).is_none() {
+    let Some(row) = ctx.db.vertex().id().find(id) else {
         return Err(format!("unknown vertex {id}"));
-    }
+    };
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
@@ -252,6 +307,10 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     deltas.0.remove(&id);
     deltas.apply(ctx, &mut m, &mut changes);
     ctx.db.vertex().id().delete(id);
+    if row.label != NO_LABEL {
+        // What a traversal pinned before this write restores with the vertex.
+        changes.relabel_vertex(id, row.label, NO_LABEL);
+    }
     changes.remove_vertex(id);
     m.vertices -= 1;
     save_meta(ctx, m, changes);

@@ -42,6 +42,8 @@ pub struct Pin {
     touching: HashMap<u64, Vec<(u64, u64)>>,
     /// Vertices inserted or removed since `version`.
     vertices: HashMap<u64, Presence>,
+    /// The labels at `version` of vertices relabelled since.
+    labels: HashMap<u64, u32>,
     lost: bool,
 }
 
@@ -94,6 +96,10 @@ impl Pin {
             }
             Change::RemoveVertex(v) => {
                 note(&mut self.vertices, v, false);
+            }
+            Change::RelabelVertex { v, from, .. } => {
+                // The first relabelling since the pinned version says what it was then.
+                self.labels.entry(v).or_insert(from);
             }
         }
     }
@@ -166,6 +172,12 @@ impl Pin {
             }
         }
         degree.max(0) as u64
+    }
+
+    /// `v`'s label at the pinned version, given its label now.
+    #[inline]
+    pub fn pinned_label(&self, v: u64, now: u32) -> u32 {
+        self.labels.get(&v).copied().unwrap_or(now)
     }
 
     /// Whether `v` existed at the pinned version, if it was inserted or removed since.

@@ -39,12 +39,19 @@ fn or_default(value: u32, default: u32) -> u32 {
     if value == 0 { default } else { value }
 }
 
-/// The filter `edge_labels` names: read in a transaction of its own, unless it names none.
-fn label_filter(runner: &mut TxRunner, edge_labels: &[String]) -> Result<ArcFilter, GraphError> {
-    match edge_labels.is_empty() {
-        true => Ok(ArcFilter::all()),
-        false => runner.run(|tx| labels::filter(&tx.db, edge_labels)),
+/// The filter `edge_labels` and `vertex_labels` name, for a traversal from `start` (which it
+/// lets pass whatever its label): read in a transaction of its own, unless they name none.
+fn label_filter(
+    runner: &mut TxRunner,
+    edge_labels: &[String],
+    vertex_labels: &[String],
+    start: u64,
+) -> Result<ArcFilter, GraphError> {
+    if edge_labels.is_empty() && vertex_labels.is_empty() {
+        return Ok(ArcFilter::all());
     }
+    let filter = runner.run(|tx| labels::filter(&tx.db, edge_labels, vertex_labels))?;
+    Ok(filter.except(start))
 }
 
 /// The visited-set bound for a graph: dense when ids are not much sparser than the vertex count.
@@ -64,20 +71,25 @@ pub fn graph_info(ctx: &mut ProcedureContext) -> GraphInfo {
 }
 
 /// Number of distinct neighbors of `vertex` in `direction` (`out`, `in` or `both`) over the
-/// edges labelled with one of `edge_labels` (empty: every edge; `""`: unlabelled edges). One
+/// edges labelled with one of `edge_labels` (empty: every edge; `""`: unlabelled edges) that
+/// are labelled with one of `vertex_labels` (empty: any; `""`: unlabelled vertices). One
 /// transaction: a primary-key read for `out`/`in` without labels, index scans otherwise.
+///
+/// The traversals take the same two lists: they follow only those edges, and enter only those
+/// vertices (the start passes whatever its label; a path's target must pass).
 #[procedure]
 pub fn neighbor_count(
     ctx: &mut ProcedureContext,
     vertex: u64,
     direction: String,
     edge_labels: Vec<String>,
+    vertex_labels: Vec<String>,
 ) -> Result<NeighborCount, GraphError> {
     let dir = parse_direction(&direction)?;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     // `out`/`in`: the degree kept in the vertex row. `both`, or a filter: a scan.
     let found = runner.run(|tx| {
-        let filter = labels::filter(&tx.db, &edge_labels)?;
+        let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
         let src = IndexSource {
             filter: &filter,
             ..IndexSource::now(&tx.db)
@@ -117,6 +129,7 @@ pub fn neighbors(
     vertex: u64,
     direction: String,
     edge_labels: Vec<String>,
+    vertex_labels: Vec<String>,
     limit: u32,
 ) -> Result<Neighbors, GraphError> {
     let dir = parse_direction(&direction)?;
@@ -128,7 +141,7 @@ pub fn neighbors(
     let limit = or_default(limit, MAX_NEIGHBOR_LIMIT) as usize;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let found = runner.run(|tx| {
-        let filter = labels::filter(&tx.db, &edge_labels)?;
+        let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
         let src = IndexSource {
             filter: &filter,
             ..IndexSource::now(&tx.db)
@@ -176,6 +189,7 @@ pub fn bfs(
     start: u64,
     direction: String,
     edge_labels: Vec<String>,
+    vertex_labels: Vec<String>,
     max_depth: Option<u32>,
     vertex_limit: u32,
     tx_budget: u32,
@@ -192,7 +206,7 @@ pub fn bfs(
         collect_limit: vertex_limit as usize,
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    let filter = label_filter(&mut runner, &edge_labels)?;
+    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, start)?;
     let on_snapshot = |src: &FilteredGraph| DirectionOptimizingBfs::new(query.clone(), src);
     let begin = snapshot::start(&mut runner, &[start], snapshot::take());
     if let Some(snap) = begin.snapshot {
@@ -340,6 +354,7 @@ pub fn dfs(
     start: u64,
     direction: String,
     edge_labels: Vec<String>,
+    vertex_labels: Vec<String>,
     max_depth: Option<u32>,
     vertex_limit: u32,
     tx_budget: u32,
@@ -355,7 +370,7 @@ pub fn dfs(
         collect_limit: vertex_limit as usize,
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    let filter = label_filter(&mut runner, &edge_labels)?;
+    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, start)?;
     let begin = snapshot::start(&mut runner, &[start], snapshot::take());
     let bound = id_bound(&begin.meta);
     if let Some(snap) = begin.snapshot {
@@ -401,6 +416,7 @@ pub fn shortest_path(
     target: u64,
     direction: String,
     edge_labels: Vec<String>,
+    vertex_labels: Vec<String>,
     max_depth: Option<u32>,
     tx_budget: u32,
     yield_every_us: u32,
@@ -416,7 +432,7 @@ pub fn shortest_path(
         })
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    let filter = label_filter(&mut runner, &edge_labels)?;
+    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, source)?;
     let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
@@ -443,12 +459,13 @@ pub fn weighted_shortest_path(
     target: u64,
     direction: String,
     edge_labels: Vec<String>,
+    vertex_labels: Vec<String>,
     tx_budget: u32,
     yield_every_us: u32,
 ) -> Result<WeightedPathResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
-    let filter = label_filter(&mut runner, &edge_labels)?;
+    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, source)?;
     let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
     let bound = id_bound(&begin.meta);
     let new_search = || {

@@ -16,6 +16,20 @@ pub struct Vertex {
     pub id: u64,
     pub out_degree: u32,
     pub in_degree: u32,
+    /// A `vertex_label` id; 0: none.
+    pub label: u32,
+}
+
+impl Vertex {
+    /// A new vertex without arcs or label.
+    pub fn new(id: u64) -> Self {
+        Self {
+            id,
+            out_degree: 0,
+            in_degree: 0,
+            label: NO_LABEL,
+        }
+    }
 }
 
 /// A directed edge `src → dst`, with a label (an `edge_label` id; 0: none) and a weight
@@ -56,7 +70,7 @@ impl Edge {
     }
 }
 
-/// The label id of an unlabelled edge (no `edge_label` row has it).
+/// The label id of an unlabelled edge or vertex (no `edge_label` or `vertex_label` row has it).
 pub const NO_LABEL: u32 = 0;
 
 /// An edge label's name and the id edges store; ids are given from 1 up as names are first
@@ -64,6 +78,18 @@ pub const NO_LABEL: u32 = 0;
 #[table(accessor = edge_label, public)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EdgeLabel {
+    #[primary_key]
+    pub id: u32,
+    #[unique]
+    pub name: String,
+}
+
+/// A vertex label's name and the id vertices store, given as for `edge_label` (vertex labels
+/// and edge labels are separate name spaces, as node labels and relationship types are in
+/// Cypher).
+#[table(accessor = vertex_label, public)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VertexLabel {
     #[primary_key]
     pub id: u32,
     #[unique]
@@ -128,11 +154,13 @@ pub enum ChangeKind {
     RemoveArc,
     InsertVertex,
     RemoveVertex,
+    RelabelVertex,
 }
 
 /// One logged change: the write that made graph version `version` did `kind` to the arc
-/// `src → dst`, which has (or, removed, had) `label` and `weight` (for a vertex change, `src` is
-/// the vertex and the rest is 0). The changes of one version commute, so they need no order
+/// `src → dst`, which has (or, removed, had) `label` and `weight`. For a vertex change, `src` is
+/// the vertex; a relabelling gives it `label` in place of the label `dst` (removing a labelled
+/// vertex also logs its label going to 0); the other columns are 0. The changes of one version commute, so they need no order
 /// among themselves; rows are a set, and one version never holds the same change twice.
 #[table(accessor = change_log, index(accessor = by_version, btree(columns = [version])))]
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -23,8 +23,9 @@
 //! that would be one too many keeps its BFS on the indexes.
 
 use crate::changelog;
+use crate::labels;
 use crate::memory;
-use crate::schema::{GraphMeta, SnapshotHolder, edge, meta, snapshot_holder, vertex};
+use crate::schema::{GraphMeta, NO_LABEL, SnapshotHolder, edge, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use graph_traverse::{AdjacencyBuilder, AdjacencyGraph};
 use spacetimedb::{Local, Table};
@@ -289,10 +290,51 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     }
     let mut builder = builder.into_inner();
     runner.compute_paced(|units| builder.finish_step(units));
-    let graph = builder.into_graph();
+    let mut graph = builder.into_graph();
+    read_vertex_labels(runner, meta, &mut graph, tx_budget);
     Some(Snapshot {
         version: meta.version,
         graph,
         bytes: memory::heap_bytes().saturating_sub(before),
     })
+}
+
+/// Gives `graph` the labels of the labelled vertices, if any vertex label was ever given (a
+/// graph without vertex labels pays nothing). Reads windows of ids by primary key, in
+/// transactions of about `tx_budget` lookups, when ids are dense; otherwise scans the vertex
+/// table in one transaction. The windows may commit at later versions, as the edge scan's do.
+fn read_vertex_labels(
+    runner: &mut TxRunner,
+    meta: &GraphMeta,
+    graph: &mut AdjacencyGraph,
+    tx_budget: u32,
+) {
+    if !runner.run(|tx| labels::any_vertex_labels(&tx.db)) {
+        return;
+    }
+    let graph = RefCell::new(graph);
+    let Some(bound) = crate::procedures::id_bound(meta) else {
+        runner.run(|tx| {
+            for row in tx.db.vertex().iter().filter(|row| row.label != NO_LABEL) {
+                graph.borrow_mut().set_vertex_label(row.id, row.label);
+            }
+        });
+        return;
+    };
+    let mut budget = Budget::from_arg(tx_budget);
+    let mut from = 0u64;
+    while from < bound {
+        let to = from.saturating_add(budget.units()).min(bound);
+        runner.run(|tx| {
+            for id in from..to {
+                if let Some(row) = tx.db.vertex().id().find(id)
+                    && row.label != NO_LABEL
+                {
+                    graph.borrow_mut().set_vertex_label(id, row.label);
+                }
+            }
+        });
+        runner.observe(&mut budget, to - from);
+        from = to;
+    }
 }

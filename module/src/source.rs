@@ -1,6 +1,7 @@
 //! The graph as the traversal operator sees it inside a transaction: index scans, never a table
 //! scan.
 
+use crate::labels;
 use crate::pin::Pin;
 use crate::schema::{Edge, edge, vertex};
 use graph_traverse::{ALL_ARCS, ArcFilter, Direction, ListCursor, Neighbor, NeighborSource};
@@ -107,16 +108,28 @@ impl NeighborSource for IndexSource<'_> {
             .and_then(|pin| pin.vertex_existed(v))
             .unwrap_or_else(|| self.db.vertex().id().find(v).is_some())
     }
+
+    fn enters(&self, v: u64) -> bool {
+        !self.filter.checks_vertices() || self.filter.enters(v, self.label(v))
+    }
 }
 
 impl IndexSource<'_> {
-    /// Drops from `out[from..]` the neighbors over arcs the filter does not keep.
+    /// `v`'s label (at the pinned version, under a pin): a primary-key lookup.
+    fn label(&self, v: u64) -> u32 {
+        let now = labels::vertex_label(self.db, v);
+        self.pin.map_or(now, |pin| pin.pinned_label(v, now))
+    }
+
+    /// Drops from `out[from..]` the neighbors over arcs the filter does not keep, or into
+    /// vertices it does not enter.
     fn keep_filtered(&self, out: &mut Vec<Neighbor>, from: usize) {
         if !self.filter.is_all() {
             let mut kept = from;
             for i in from..out.len() {
-                if self.filter.keeps(out[i].attrs.label) {
-                    out[kept] = out[i];
+                let n = out[i];
+                if self.filter.keeps(n.attrs.label) && self.enters(n.id) {
+                    out[kept] = n;
                     kept += 1;
                 }
             }

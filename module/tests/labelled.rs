@@ -1,17 +1,21 @@
-//! Labelled, weighted graphs in the real module on the real host: label-filtered neighbors,
-//! BFS, DFS and shortest paths, and weighted shortest paths, checked against the reference
-//! (`LabelledGraph`: filters and a textbook Dijkstra) on 100 seeded random graphs, through the
-//! indexes and from the snapshot; and loads that must fail without committing anything.
+//! Labelled, weighted graphs in the real module on the real host: neighbors, BFS, DFS and
+//! shortest paths filtered by edge and vertex labels, and weighted shortest paths, checked
+//! against the reference (`LabelledGraph`: filters and a textbook Dijkstra) on 100 seeded
+//! random graphs, through the indexes and from the snapshot (vertex labels given before it was
+//! built and after); and loads that must fail without committing anything.
 
 use graph_client::edgelist::EdgeList;
-use graph_client::graph::{ClientError, Direction, GraphDb, GraphError, PathStatus, TxOptions};
-use graph_reference::LabelledGraph;
+use graph_client::graph::{
+    ClientError, Direction, Follow, GraphDb, GraphError, PathStatus, TxOptions,
+};
+use graph_reference::{Follow as Kept, LabelledGraph};
 use graph_testkit::TestHost;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 const LABELS: [&str; 4] = ["", "follows", "blocks", "trades"];
+const VERTEX_LABELS: [&str; 3] = ["", "person", "city"];
 
 /// A random labelled graph of 1 to 39 vertices (sparse ids), one row per pair of ends, plus
 /// repeated rows (same label and weight) and self-loops; weights mostly small integers (ties),
@@ -43,12 +47,39 @@ fn random_graph(seed: u64) -> (EdgeList, LabelledGraph) {
     (list, reference)
 }
 
-fn names(labels: &Option<Vec<u32>>) -> Vec<&'static str> {
-    labels
+fn names(labels: &Option<Vec<u32>>, of: &[&'static str]) -> Vec<&'static str> {
+    labels.iter().flatten().map(|&l| of[l as usize]).collect()
+}
+
+/// A random set of label indices below `n`, or none (no test); an empty list of names means
+/// no test, as `None` does.
+fn random_labels(rng: &mut ChaCha8Rng, n: u32) -> Option<Vec<u32>> {
+    match rng.gen_range(0..3) {
+        0 => None,
+        _ => Some((0..n).filter(|_| rng.gen_bool(0.5)).collect()),
+    }
+    .filter(|l: &Vec<u32>| !l.is_empty())
+}
+
+/// Gives about half of `vertices` (and one new vertex) a random vertex label in the module and
+/// the reference.
+fn label_vertices(
+    db: &GraphDb,
+    reference: &mut LabelledGraph,
+    vertices: &[u64],
+    rng: &mut ChaCha8Rng,
+) {
+    let mut ids = vec![999_999];
+    ids.extend(vertices.iter().filter(|_| rng.gen_bool(0.5)));
+    let labels: Vec<u32> = ids
         .iter()
-        .flatten()
-        .map(|&l| LABELS[l as usize])
-        .collect()
+        .map(|_| rng.gen_range(0..VERTEX_LABELS.len() as u32))
+        .collect();
+    let names: Vec<String> = VERTEX_LABELS.iter().map(|n| n.to_string()).collect();
+    db.set_vertex_labels(&ids, &names, &labels).unwrap();
+    for (&id, &label) in ids.iter().zip(&labels) {
+        reference.set_vertex_label(id, label);
+    }
 }
 
 #[test]
@@ -58,26 +89,43 @@ fn labelled_queries_agree_with_the_reference() {
     let (mut from_snapshot, mut from_indexes, mut weighted) = (0, 0, 0);
     for seed in 0..100 {
         db.clear().unwrap();
-        let (list, reference) = random_graph(seed);
+        let (list, mut reference) = random_graph(seed);
         db.load(&list.sorted(), |_| {}).unwrap();
         let info = db.info().unwrap();
         assert_eq!(info.edges, reference.arcs().count() as u64, "seed {seed}");
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xfeed);
-        let vertices: Vec<u64> = reference.vertices().chain([42]).collect();
+        let graph_vertices: Vec<u64> = reference.vertices().collect();
+        if seed % 4 == 1 {
+            label_vertices(&db, &mut reference, &graph_vertices, &mut rng);
+        }
         if seed % 2 == 0 {
             // A full BFS first: it may build a snapshot that the later queries use.
-            let start = vertices[0];
+            let start = graph_vertices[0];
             let _ = db.bfs(start, Direction::Both, None, 0, TxOptions::default());
         }
+        if seed % 4 == 2 {
+            // After the snapshot: it must catch the labels up from the change log.
+            label_vertices(&db, &mut reference, &graph_vertices, &mut rng);
+        }
+        let vertices: Vec<u64> = reference.vertices().chain([42]).collect();
         for _ in 0..8 {
-            let labels: Option<Vec<u32>> = match rng.gen_range(0..3) {
-                0 => None,
-                _ => Some((0..4).filter(|_| rng.gen_bool(0.5)).collect()),
+            let labels = random_labels(&mut rng, LABELS.len() as u32);
+            let vertex_labels = match seed % 4 {
+                1 | 2 => random_labels(&mut rng, VERTEX_LABELS.len() as u32),
+                _ => None,
             };
-            // An empty list of names means every edge, as `None` does.
-            let labels = labels.filter(|l| !l.is_empty());
-            let filter = labels.as_deref();
-            let named = names(&labels);
+            let filter = Kept {
+                edges: labels.as_deref(),
+                vertices: vertex_labels.as_deref(),
+            };
+            let (named, vertex_named) = (
+                names(&labels, &LABELS),
+                names(&vertex_labels, &VERTEX_LABELS),
+            );
+            let follow = Follow {
+                edges: &named,
+                vertices: &vertex_named,
+            };
             let dir = DIRS[rng.gen_range(0..3)];
             let a = vertices[rng.gen_range(0..vertices.len())];
             let b = vertices[rng.gen_range(0..vertices.len())];
@@ -86,11 +134,12 @@ fn labelled_queries_agree_with_the_reference() {
                 tx_budget: [0, 1, 3][rng.gen_range(0..3)],
                 ..TxOptions::default()
             };
-            let ctx = format!("seed {seed}: {a} → {b} {dir} {named:?} depth {depth:?}");
+            let ctx =
+                format!("seed {seed}: {a} → {b} {dir} {named:?} {vertex_named:?} depth {depth:?}");
             let known = reference.contains(a);
 
-            let n = db.neighbors_over(a, dir, &named, 0);
-            let count = db.neighbor_count_over(a, dir, &named);
+            let n = db.neighbors_over(a, dir, follow, 0);
+            let count = db.neighbor_count_over(a, dir, follow);
             match reference.neighbors(a, dir, filter) {
                 Some(want) => {
                     assert_eq!(n.unwrap().value.neighbors, want, "{ctx}");
@@ -99,8 +148,8 @@ fn labelled_queries_agree_with_the_reference() {
                 None => assert!(n.is_err() && count.is_err(), "{ctx}"),
             }
 
-            let bfs = db.bfs_over(a, dir, &named, depth, 0, tx);
-            let dfs = db.dfs_over(a, dir, &named, depth, 0, tx);
+            let bfs = db.bfs_over(a, dir, follow, depth, 0, tx);
+            let dfs = db.dfs_over(a, dir, follow, depth, 0, tx);
             match reference.bfs_levels(a, dir, depth, filter) {
                 Some(levels) => {
                     let bfs = bfs.unwrap().value;
@@ -116,8 +165,8 @@ fn labelled_queries_agree_with_the_reference() {
                 None => assert!(!known && bfs.is_err() && dfs.is_err(), "{ctx}"),
             }
 
-            let hops = db.shortest_path_over(a, b, dir, &named, None, tx);
-            let path = db.weighted_shortest_path(a, b, dir, &named, tx);
+            let hops = db.shortest_path_over(a, b, dir, follow, None, tx);
+            let path = db.weighted_shortest_path(a, b, dir, follow, tx);
             let Some(best) = reference.dijkstra(a, b, dir, filter) else {
                 let unknown =
                     |e: ClientError| matches!(e, ClientError::Graph(GraphError::UnknownVertex(_)));
@@ -141,7 +190,7 @@ fn labelled_queries_agree_with_the_reference() {
                         "{ctx}"
                     );
                     let fewest = reference
-                        .filtered(filter)
+                        .filtered(filter, a)
                         .distance(a, b, dir, None)
                         .flatten();
                     let fewest = if a == b { Some(0) } else { fewest };
@@ -241,9 +290,60 @@ fn check_refusals(db: &GraphDb, transport: &str) {
     db.add_labelled_edges(&[1], &[2], &names, &[0], &[1.5])
         .unwrap();
     assert_eq!(db.info().unwrap(), before);
+    // Vertex labels: a vertex given two labels in one batch, an index out of range, lists
+    // that do not pair up, a bad name.
+    let kinds = ["person".to_string(), "city".to_string()];
+    refused(
+        db.set_vertex_labels(&[1, 2, 1], &kinds, &[0, 0, 1]),
+        "vertex 1 is given two labels, \"person\" and \"city\"",
+    );
+    refused(
+        db.set_vertex_labels(&[1], &kinds, &[2]),
+        "label_names has only 2",
+    );
+    refused(db.set_vertex_labels(&[1, 2], &kinds, &[0]), "labels has 1");
+    refused(
+        db.set_vertex_labels(&[1], &["a\tb".into()], &[0]),
+        "control",
+    );
     // A filter naming an unknown label is an error, not an empty answer.
+    let tx = TxOptions::default();
     let e = db
-        .bfs_over(1, Direction::Out, &["roda"], None, 0, TxOptions::default())
+        .bfs_over(1, Direction::Out, Follow::edges(&["roda"]), None, 0, tx)
         .unwrap_err();
     assert!(e.to_string().contains("unknown edge label `roda`"), "{e}");
+    let only = Follow {
+        edges: &[],
+        vertices: &["persn"],
+    };
+    let e = db
+        .bfs_over(1, Direction::Out, only, None, 0, tx)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("unknown vertex label `persn`"),
+        "{e}"
+    );
+    // Labels given, changed and removed; the graph's counts follow.
+    db.set_vertex_labels(&[1, 2, 7], &kinds, &[0, 1, 0])
+        .unwrap();
+    let after = db.info().unwrap();
+    assert_eq!(
+        after.vertices,
+        before.vertices + 1,
+        "{transport}: vertex 7 created"
+    );
+    let people = Follow {
+        edges: &[],
+        vertices: &["person"],
+    };
+    let reached = |db: &GraphDb| {
+        let bfs = db.bfs_over(1, Direction::Out, people, None, 0, tx);
+        bfs.unwrap().value.visited
+    };
+    // 1 → 2 → 3: 2 is a city, so only 1 itself.
+    assert_eq!(reached(db), 1, "{transport}");
+    db.set_vertex_labels(&[2, 3], &kinds, &[0, 0]).unwrap();
+    assert_eq!(reached(db), 3, "{transport}");
+    db.set_vertex_labels(&[3], &["".into()], &[0]).unwrap();
+    assert_eq!(reached(db), 2, "{transport}");
 }

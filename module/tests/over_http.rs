@@ -470,7 +470,7 @@ fn errors_are_typed_and_bad_input_commits_nothing() {
     let e = db.server().call(
         "graph",
         "bfs",
-        &serde_json::json!([v, "sideways", [], {"none": {}}, 0, 0, 0]),
+        &serde_json::json!([v, "sideways", [], [], {"none": {}}, 0, 0, 0]),
     );
     let e = e.map(|o| o.body).unwrap();
     assert!(e.to_string().contains("sideways"), "{e}");
@@ -479,7 +479,7 @@ fn errors_are_typed_and_bad_input_commits_nothing() {
         .call(
             "graph",
             "bfs",
-            &serde_json::json!([v, "out", [], -3, 0, 0, 0]),
+            &serde_json::json!([v, "out", [], [], -3, 0, 0, 0]),
         )
         .unwrap_err();
     assert!(matches!(e, ServerError::Http { status: 400, .. }), "{e}");

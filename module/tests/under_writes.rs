@@ -3,14 +3,15 @@
 //! from a snapshot brought up to date from the change log.
 //!
 //! The writer makes only writes that take effect, one call at a time, so each call makes exactly
-//! one new version and the test knows the graph at every version.
+//! one new version and the test knows the graph at every version. A second test does the same
+//! with vertex labels that change under traversals filtering by them.
 
-use graph_client::graph::{Direction, GraphDb, PathStatus, QueryStats, TxOptions};
-use graph_reference::ReferenceGraph;
+use graph_client::graph::{Direction, Follow, GraphDb, PathStatus, QueryStats, TxOptions};
+use graph_reference::{Follow as KeptBy, LabelledGraph, ReferenceGraph};
 use graph_testkit::TestHost;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -391,4 +392,211 @@ fn caught_up_equals_rebuilt_and_a_reset_is_reported() {
             break;
         }
     }
+}
+
+/// The graph at one version, with vertex labels (indices into `VERTEX_LABELS`).
+#[derive(Clone, Default)]
+struct LabelledState {
+    edges: Edges,
+    vertices: BTreeSet<u64>,
+    labels: BTreeMap<u64, u32>,
+}
+
+const VERTEX_LABELS: [&str; 3] = ["", "a", "b"];
+
+impl LabelledState {
+    fn reference(&self) -> LabelledGraph {
+        let arcs = self.edges.iter().map(|&(s, d)| (s, d, 0, 1.0));
+        let mut g = LabelledGraph::new(self.vertices.iter().copied(), arcs);
+        for (&v, &label) in &self.labels {
+            g.set_vertex_label(v, label);
+        }
+        g
+    }
+}
+
+/// Relabels vertices, adds and removes edges, and removes labelled vertices (never one of
+/// `keep`, which queries start from), one effective write per call, until `stop`.
+fn relabel_until(
+    db: &GraphDb,
+    seed: u64,
+    mut state: LabelledState,
+    keep: &[u64],
+    version: u64,
+    history: &Mutex<HashMap<u64, LabelledState>>,
+    stop: &AtomicBool,
+) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x1abe1);
+    let names: Vec<String> = VERTEX_LABELS.iter().map(|n| n.to_string()).collect();
+    let mut version = version;
+    let mut fresh = 2_000_000 + seed * 1_000;
+    while !stop.load(Ordering::Relaxed) {
+        let ids: Vec<u64> = state.vertices.iter().copied().collect();
+        let v = ids[rng.gen_range(0..ids.len())];
+        match rng.gen_range(0..10) {
+            0..=4 => {
+                let label = rng.gen_range(0..3u32);
+                if state.labels.get(&v).copied().unwrap_or(0) == label {
+                    continue;
+                }
+                db.set_vertex_labels(&[v], &names, &[label]).unwrap();
+                match label {
+                    0 => state.labels.remove(&v),
+                    _ => state.labels.insert(v, label),
+                };
+            }
+            5..=7 => {
+                let d = match rng.gen_bool(0.2) {
+                    true => {
+                        fresh += 1;
+                        fresh
+                    }
+                    false => ids[rng.gen_range(0..ids.len())],
+                };
+                if state.edges.remove(&(v, d)) {
+                    db.remove_edges(&[v], &[d]).unwrap();
+                } else {
+                    db.add_edges(&[v], &[d]).unwrap();
+                    state.edges.insert((v, d));
+                    state.vertices.insert(d);
+                }
+            }
+            _ => {
+                if keep.contains(&v) || !state.labels.contains_key(&v) {
+                    continue;
+                }
+                db.remove_vertex(v).unwrap();
+                state.edges.retain(|&(s, d)| s != v && d != v);
+                state.vertices.remove(&v);
+                state.labels.remove(&v);
+            }
+        }
+        version += 1;
+        history.lock().unwrap().insert(version, state.clone());
+        thread::sleep(Duration::from_micros(rng.gen_range(0..1_500)));
+    }
+}
+
+/// Vertex labels change under traversals that filter by them: each answer is exactly the graph,
+/// labels included, at the version it names, from the pinned indexes and from a snapshot.
+#[test]
+fn vertex_label_filters_answer_for_the_version_they_name() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("labels"), "labels");
+    let writer_db = db.over_http();
+    let names: Vec<String> = VERTEX_LABELS.iter().map(|n| n.to_string()).collect();
+    let (mut answers, mut moved) = (0u32, 0u32);
+    for seed in 0..30u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        db.clear().unwrap();
+        let (edges, ids) = random_graph(&mut rng);
+        let (src, dst): (Vec<u64>, Vec<u64>) = edges.iter().copied().unzip();
+        db.add_edges(&src, &dst).unwrap();
+        db.add_vertices(&ids).unwrap();
+        let labels: Vec<u32> = ids.iter().map(|_| rng.gen_range(0..3)).collect();
+        db.set_vertex_labels(&ids, &names, &labels).unwrap();
+        let mut state = LabelledState {
+            edges,
+            vertices: ids.iter().copied().collect(),
+            ..LabelledState::default()
+        };
+        for (&v, &label) in ids.iter().zip(&labels) {
+            if label != 0 {
+                state.labels.insert(v, label);
+            }
+        }
+        let version = db.info().unwrap().version;
+        let history = Mutex::new(HashMap::from([(version, state.clone())]));
+        if seed % 2 == 0 {
+            // A snapshot that the answers catch up, labels included.
+            let small = TxOptions {
+                tx_budget: 1,
+                yield_every_us: 0,
+            };
+            assert!(
+                db.bfs(ids[0], Direction::Both, None, 0, small)
+                    .unwrap()
+                    .value
+                    .stats
+                    .from_snapshot
+            );
+        }
+        let stop = AtomicBool::new(false);
+        let asked = thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                relabel_until(
+                    &writer_db,
+                    seed,
+                    state.clone(),
+                    &ids,
+                    version,
+                    &history,
+                    &stop,
+                )
+            });
+            let mut asked = Vec::new();
+            for round in 0..10 {
+                let dir = DIRS[rng.gen_range(0..3)];
+                let (v, t) = (
+                    ids[rng.gen_range(0..ids.len())],
+                    ids[rng.gen_range(0..ids.len())],
+                );
+                let entered: Vec<u32> = (0..3).filter(|_| rng.gen_bool(0.6)).collect();
+                let tx = TxOptions {
+                    tx_budget: [4, 16][rng.gen_range(0..2)],
+                    yield_every_us: 1,
+                };
+                let vertex_names: Vec<&str> =
+                    entered.iter().map(|&l| VERTEX_LABELS[l as usize]).collect();
+                let follow = Follow {
+                    edges: &[],
+                    vertices: &vertex_names,
+                };
+                let depth = if round % 2 == 0 { None } else { Some(2) };
+                let bfs = db.bfs_over(v, dir, follow, depth, 0, tx).unwrap().value;
+                let path = db
+                    .shortest_path_over(v, t, dir, follow, None, tx)
+                    .unwrap()
+                    .value;
+                asked.push((v, t, dir, entered, depth, bfs, path));
+            }
+            stop.store(true, Ordering::Relaxed);
+            writer.join().unwrap();
+            asked
+        });
+        let history = history.into_inner().unwrap();
+        for (v, t, dir, entered, depth, bfs, path) in asked {
+            let kept = KeptBy {
+                edges: None,
+                vertices: (!entered.is_empty()).then_some(&entered[..]),
+            };
+            for stats in [&bfs.stats, &path.stats] {
+                assert!(stats.pinned, "seed {seed}: {stats:?}");
+                moved += (stats.version_end > stats.version) as u32;
+                answers += 1;
+            }
+            let ctx = |stats: &QueryStats| {
+                format!("seed {seed}: {v} → {t} {dir} {entered:?} {depth:?} at {stats:?}")
+            };
+            let at = |stats: &QueryStats| history[&stats.version].reference();
+            let g = at(&bfs.stats);
+            let want = g.bfs_levels(v, dir, depth, kept);
+            assert_eq!(Some(bfs.levels), want, "{}", ctx(&bfs.stats));
+            let g = at(&path.stats);
+            match g.dijkstra(v, t, dir, kept).expect("both ends exist") {
+                Some(hops) => {
+                    assert_eq!(path.status, PathStatus::Found, "{}", ctx(&path.stats));
+                    assert_eq!(path.path.len() as f64 - 1.0, hops, "{}", ctx(&path.stats));
+                    assert!(
+                        g.path_weight(&path.path, dir, kept).is_some(),
+                        "{}",
+                        ctx(&path.stats)
+                    );
+                }
+                None => assert_eq!(path.status, PathStatus::Unreachable, "{}", ctx(&path.stats)),
+            }
+        }
+    }
+    println!("{answers} answers, {moved} saw writes");
+    assert!(moved > 50, "{moved} answers saw writes");
 }

@@ -1,5 +1,9 @@
 //! The reference for labelled, weighted graphs: label-filtered BFS and neighbors, and a textbook
 //! Dijkstra, over plain maps.
+//!
+//! A query follows the arcs whose label is in its edge-label set, into the vertices whose label
+//! is in its vertex-label set ([`Follow`]); the start passes whatever its label. A path's every
+//! vertex but its first must pass; a neighbor list holds only the neighbors that pass.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
@@ -12,6 +16,36 @@ use crate::{Direction, ReferenceGraph};
 pub struct LabelledGraph {
     vertices: BTreeSet<u64>,
     arcs: BTreeMap<(u64, u64), (u32, f32)>,
+    /// Vertex labels other than 0.
+    vertex_labels: BTreeMap<u64, u32>,
+}
+
+/// What a query follows: arcs labelled with one of `edges`, into vertices labelled with one of
+/// `vertices` (`None`: no test).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Follow<'a> {
+    pub edges: Option<&'a [u32]>,
+    pub vertices: Option<&'a [u32]>,
+}
+
+impl<'a> Follow<'a> {
+    /// Every arc, every vertex.
+    pub const ALL: Follow<'static> = Follow {
+        edges: None,
+        vertices: None,
+    };
+
+    /// The arcs labelled with one of `labels` (`None`: every arc), into every vertex.
+    pub fn edges(labels: Option<&'a [u32]>) -> Self {
+        Self {
+            edges: labels,
+            vertices: None,
+        }
+    }
+
+    fn keeps(&self, label: u32) -> bool {
+        self.edges.is_none_or(|set| set.contains(&label))
+    }
 }
 
 impl LabelledGraph {
@@ -23,7 +57,7 @@ impl LabelledGraph {
     ) -> Self {
         let mut g = Self {
             vertices: vertices.into_iter().collect(),
-            arcs: BTreeMap::new(),
+            ..Self::default()
         };
         for (s, d, label, weight) in arcs {
             g.vertices.extend([s, d]);
@@ -36,6 +70,27 @@ impl LabelledGraph {
         self.vertices.contains(&v)
     }
 
+    /// Gives `v` label `label` (0: none), adding `v` if it is new.
+    pub fn set_vertex_label(&mut self, v: u64, label: u32) {
+        self.vertices.insert(v);
+        match label {
+            0 => self.vertex_labels.remove(&v),
+            _ => self.vertex_labels.insert(v, label),
+        };
+    }
+
+    /// `v`'s label (0: none).
+    pub fn vertex_label(&self, v: u64) -> u32 {
+        self.vertex_labels.get(&v).copied().unwrap_or(0)
+    }
+
+    /// Whether `follow` enters `v` (its vertex-label test only).
+    fn enters(&self, follow: Follow, v: u64) -> bool {
+        follow
+            .vertices
+            .is_none_or(|set| set.contains(&self.vertex_label(v)))
+    }
+
     pub fn vertices(&self) -> impl Iterator<Item = u64> + '_ {
         self.vertices.iter().copied()
     }
@@ -45,44 +100,49 @@ impl LabelledGraph {
         self.arcs.iter().map(|(&(s, d), &(l, w))| (s, d, l, w))
     }
 
-    /// Whether an arc labelled `label` is followed: every arc when `labels` is `None`.
-    fn keeps(labels: Option<&[u32]>, label: u32) -> bool {
-        labels.is_none_or(|set| set.contains(&label))
-    }
-
-    /// For each vertex, its (neighbor, weight) pairs in `dir` over the kept arcs.
-    fn adjacency(&self, dir: Direction, labels: Option<&[u32]>) -> HashMap<u64, Vec<(u64, f32)>> {
+    /// For each vertex, its (neighbor, weight) pairs in `dir` over the arcs `follow` keeps,
+    /// into the vertices it enters or into `start`.
+    fn adjacency(
+        &self,
+        dir: Direction,
+        follow: Follow,
+        start: Option<u64>,
+    ) -> HashMap<u64, Vec<(u64, f32)>> {
+        let enters = |v: u64| Some(v) == start || self.enters(follow, v);
         let mut adj: HashMap<u64, Vec<(u64, f32)>> = HashMap::new();
         for (&(s, d), &(label, w)) in &self.arcs {
-            if !Self::keeps(labels, label) {
+            if !follow.keeps(label) {
                 continue;
             }
-            if dir != Direction::In {
+            if dir != Direction::In && enters(d) {
                 adj.entry(s).or_default().push((d, w));
             }
-            if dir != Direction::Out {
+            if dir != Direction::Out && enters(s) {
                 adj.entry(d).or_default().push((s, w));
             }
         }
         adj
     }
 
-    /// The graph of the kept arcs, for the unweighted reference algorithms (isolated vertices
-    /// are not in it: a start without kept arcs reaches only itself).
-    pub fn filtered(&self, labels: Option<&[u32]>) -> ReferenceGraph {
+    /// The graph that a traversal from `start` under `follow` walks, for the unweighted
+    /// reference algorithms: the kept arcs between vertices it enters or `start` (isolated
+    /// vertices are not in it: a start without kept arcs reaches only itself).
+    pub fn filtered(&self, follow: Follow, start: u64) -> ReferenceGraph {
+        let enters = |v: u64| v == start || self.enters(follow, v);
         ReferenceGraph::new(
             self.arcs
                 .iter()
-                .filter(|(_, (label, _))| Self::keeps(labels, *label))
+                .filter(|&(&(s, d), &(label, _))| follow.keeps(label) && enters(s) && enters(d))
                 .map(|(&ends, _)| ends),
         )
     }
 
-    /// Distinct neighbors of `v` over kept arcs, ascending; `None` for an unknown vertex.
-    pub fn neighbors(&self, v: u64, dir: Direction, labels: Option<&[u32]>) -> Option<Vec<u64>> {
+    /// Distinct neighbors of `v` over kept arcs that `follow` enters (`v` itself only if it
+    /// passes), ascending; `None` for an unknown vertex.
+    pub fn neighbors(&self, v: u64, dir: Direction, follow: Follow) -> Option<Vec<u64>> {
         self.contains(v).then(|| {
             let mut out: Vec<u64> = self
-                .adjacency(dir, labels)
+                .adjacency(dir, follow, None)
                 .remove(&v)
                 .unwrap_or_default()
                 .into_iter()
@@ -101,12 +161,12 @@ impl LabelledGraph {
         start: u64,
         dir: Direction,
         max_depth: Option<u32>,
-        labels: Option<&[u32]>,
+        follow: Follow,
     ) -> Option<Vec<u64>> {
         if !self.contains(start) {
             return None;
         }
-        let adj = self.adjacency(dir, labels);
+        let adj = self.adjacency(dir, follow, Some(start));
         let mut depth = HashMap::from([(start, 0u32)]);
         let mut queue = VecDeque::from([start]);
         let mut levels = vec![1u64];
@@ -136,12 +196,12 @@ impl LabelledGraph {
         source: u64,
         target: u64,
         dir: Direction,
-        labels: Option<&[u32]>,
+        follow: Follow,
     ) -> Option<Option<f64>> {
         if !self.contains(source) || !self.contains(target) {
             return None;
         }
-        let adj = self.adjacency(dir, labels);
+        let adj = self.adjacency(dir, follow, Some(source));
         let mut dist: HashMap<u64, f64> = HashMap::from([(source, 0.0)]);
         let mut heap = BinaryHeap::from([Reverse((0f64.to_bits(), source))]);
         while let Some(Reverse((bits, v))) = heap.pop() {
@@ -164,15 +224,18 @@ impl LabelledGraph {
     }
 
     /// The total weight of `path` if each step follows a kept arc in `dir` (the lightest one,
-    /// when `Both` offers an arc each way), else `None`.
-    pub fn path_weight(&self, path: &[u64], dir: Direction, labels: Option<&[u32]>) -> Option<f64> {
+    /// when `Both` offers an arc each way) into a vertex `follow` enters, else `None`.
+    pub fn path_weight(&self, path: &[u64], dir: Direction, follow: Follow) -> Option<f64> {
         if path.is_empty() || !self.contains(path[0]) {
+            return None;
+        }
+        if path[1..].iter().any(|&v| !self.enters(follow, v)) {
             return None;
         }
         let arc = |s: u64, d: u64| {
             self.arcs
                 .get(&(s, d))
-                .filter(|(label, _)| Self::keeps(labels, *label))
+                .filter(|(label, _)| follow.keeps(*label))
                 .map(|&(_, w)| w)
         };
         let mut total = 0.0;
@@ -200,24 +263,75 @@ mod tests {
     fn dijkstra_and_filters_on_a_small_graph() {
         // 1 -a,5-> 2 -a,5-> 3; 1 -b,1-> 3; 4 isolated.
         let g = LabelledGraph::new([4], [(1, 2, 1, 5.0), (2, 3, 1, 5.0), (1, 3, 2, 1.0)]);
-        assert_eq!(g.dijkstra(1, 3, Direction::Out, None), Some(Some(1.0)));
-        assert_eq!(
-            g.dijkstra(1, 3, Direction::Out, Some(&[1])),
-            Some(Some(10.0))
+        let (all, a, b) = (
+            Follow::ALL,
+            Follow::edges(Some(&[1])),
+            Follow::edges(Some(&[2])),
         );
-        assert_eq!(g.dijkstra(3, 1, Direction::Out, None), Some(None));
+        assert_eq!(g.dijkstra(1, 3, Direction::Out, all), Some(Some(1.0)));
+        assert_eq!(g.dijkstra(1, 3, Direction::Out, a), Some(Some(10.0)));
+        assert_eq!(g.dijkstra(3, 1, Direction::Out, all), Some(None));
+        assert_eq!(g.dijkstra(3, 1, Direction::Both, a), Some(Some(10.0)));
+        assert_eq!(g.dijkstra(1, 9, Direction::Out, all), None);
         assert_eq!(
-            g.dijkstra(3, 1, Direction::Both, Some(&[1])),
-            Some(Some(10.0))
-        );
-        assert_eq!(g.dijkstra(1, 9, Direction::Out, None), None);
-        assert_eq!(
-            g.bfs_levels(1, Direction::Out, None, Some(&[1])),
+            g.bfs_levels(1, Direction::Out, None, a),
             Some(vec![1, 1, 1])
         );
-        assert_eq!(g.bfs_levels(4, Direction::Both, None, None), Some(vec![1]));
-        assert_eq!(g.neighbors(1, Direction::Out, Some(&[2])), Some(vec![3]));
-        assert_eq!(g.path_weight(&[1, 2, 3], Direction::Out, None), Some(10.0));
-        assert_eq!(g.path_weight(&[1, 2, 3], Direction::Out, Some(&[2])), None);
+        assert_eq!(g.bfs_levels(4, Direction::Both, None, all), Some(vec![1]));
+        assert_eq!(g.neighbors(1, Direction::Out, b), Some(vec![3]));
+        assert_eq!(g.path_weight(&[1, 2, 3], Direction::Out, all), Some(10.0));
+        assert_eq!(g.path_weight(&[1, 2, 3], Direction::Out, b), None);
+    }
+
+    #[test]
+    fn vertex_labels_bound_what_is_entered_but_not_the_start() {
+        // 1 -> 2 -> 3, 1 -> 3, 3 -> 1; vertex 2 labelled 7, vertex 3 labelled 8.
+        let mut g = LabelledGraph::new(
+            [],
+            [
+                (1, 2, 0, 1.0),
+                (2, 3, 0, 1.0),
+                (1, 3, 0, 5.0),
+                (3, 1, 0, 1.0),
+            ],
+        );
+        g.set_vertex_label(2, 7);
+        g.set_vertex_label(3, 8);
+        let only = |labels: &'static [u32]| Follow {
+            edges: None,
+            vertices: Some(labels),
+        };
+        assert_eq!(
+            g.dijkstra(1, 3, Direction::Out, only(&[7, 8])),
+            Some(Some(2.0))
+        );
+        assert_eq!(
+            g.dijkstra(1, 3, Direction::Out, only(&[8])),
+            Some(Some(5.0))
+        );
+        assert_eq!(g.dijkstra(1, 3, Direction::Out, only(&[7])), Some(None));
+        // The start passes whatever its label; the end must pass.
+        assert_eq!(g.dijkstra(3, 1, Direction::Out, only(&[7])), Some(None));
+        assert_eq!(g.dijkstra(3, 2, Direction::Out, only(&[7])), Some(None));
+        assert_eq!(
+            g.dijkstra(2, 3, Direction::Out, only(&[8])),
+            Some(Some(1.0))
+        );
+        assert_eq!(g.neighbors(1, Direction::Out, only(&[8])), Some(vec![3]));
+        assert_eq!(g.neighbors(3, Direction::Out, only(&[8])), Some(vec![]));
+        assert_eq!(
+            g.bfs_levels(1, Direction::Out, None, only(&[7])),
+            Some(vec![1, 1])
+        );
+        assert_eq!(
+            g.filtered(only(&[7]), 1)
+                .distance(1, 2, Direction::Out, None),
+            Some(Some(1))
+        );
+        assert_eq!(g.path_weight(&[1, 2, 3], Direction::Out, only(&[7])), None);
+        assert_eq!(
+            g.path_weight(&[2, 3], Direction::Out, only(&[8])),
+            Some(1.0)
+        );
     }
 }

@@ -12,4 +12,4 @@ mod labelled;
 
 pub use graph::{DfsTrace, ReferenceGraph};
 pub use graph_traverse::Direction;
-pub use labelled::LabelledGraph;
+pub use labelled::{Follow, LabelledGraph};

@@ -21,7 +21,8 @@ use crate::{
 ///
 /// Arc attributes ([`ArcAttrs`]) are kept in a column beside each row's slots only once some
 /// arc has other than the default ones (the graph is then *attributed*): a graph without labels
-/// or weights pays nothing for them.
+/// or weights pays nothing for them. Vertex labels cost a column of 4 bytes per slot, kept only
+/// once some vertex has one.
 #[derive(Debug, Clone, Default)]
 pub struct AdjacencyGraph {
     pub(crate) index: IdIndex,
@@ -36,6 +37,9 @@ pub struct AdjacencyGraph {
     pub(crate) attributed: bool,
     /// Rows rewritten since the compressed rows were built, and free slots.
     pub(crate) overlay: Overlay,
+    /// Vertex labels by slot; slots past its end (all of them, in a graph without vertex
+    /// labels) have label 0.
+    pub(crate) vertex_labels: Vec<u32>,
 }
 
 /// Rows of dense vertex indices: row `i` is `targets[offsets[i]..offsets[i + 1]]`, and, in an
@@ -174,6 +178,16 @@ impl AdjacencyGraph {
         self.arcs
     }
 
+    /// The label of vertex `v` (0: none, or not a vertex).
+    pub fn vertex_label(&self, v: u64) -> u32 {
+        self.index.get(v).map_or(0, |slot| self.slot_label(slot))
+    }
+
+    #[inline]
+    pub(crate) fn slot_label(&self, slot: u32) -> u32 {
+        self.vertex_labels.get(slot as usize).copied().unwrap_or(0)
+    }
+
     /// Whether some arc has other than the default attributes (then every row carries them).
     pub fn is_attributed(&self) -> bool {
         self.attributed
@@ -228,11 +242,11 @@ impl AdjacencyGraph {
             let end = row.len().min(from.saturating_add(room));
             for (at, &slot) in row.iter().enumerate().take(end).skip(from) {
                 let a = attrs.get(at).copied().unwrap_or_default();
-                if filter.keeps(a.label) {
-                    out.push(Neighbor {
-                        id: self.ids[slot as usize],
-                        attrs: a,
-                    });
+                let id = self.ids[slot as usize];
+                if filter.keeps(a.label)
+                    && (!filter.checks_vertices() || filter.enters(id, self.slot_label(slot)))
+                {
+                    out.push(Neighbor { id, attrs: a });
                 }
             }
             cursor.next = end as u64;
@@ -292,6 +306,11 @@ impl DenseSource for AdjacencyGraph {
 
     fn vertex(&self, slot: u32) -> u64 {
         self.ids[slot as usize]
+    }
+
+    #[inline]
+    fn vertex_label(&self, slot: u32) -> u32 {
+        self.slot_label(slot)
     }
 
     #[inline]

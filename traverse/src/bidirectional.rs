@@ -196,6 +196,9 @@ impl ShortestPath {
         if source == target {
             return Some(PathOutcome::Found(vec![source]));
         }
+        if !src.enters(target) {
+            return Some(PathOutcome::Unreachable);
+        }
         self.work.lookups += 2;
         self.forward = Side::rooted_at(source, src.degree(source, dir));
         self.backward = Side::rooted_at(target, src.degree(target, dir.reverse()));

@@ -287,6 +287,9 @@ impl WeightedPath {
                 weight: 0.0,
             });
         }
+        if !src.enters(target) {
+            return Some(WeightedOutcome::Unreachable);
+        }
         self.forward = Side::rooted_at(source, self.id_bound);
         self.backward = Side::rooted_at(target, self.id_bound);
         None

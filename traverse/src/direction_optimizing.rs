@@ -1,4 +1,6 @@
-use crate::{BfsOutcome, BfsQuery, DenseSource, Direction, Progress, Work, discoveries_per_step};
+use crate::{
+    ArcFilter, BfsOutcome, BfsQuery, DenseSource, Direction, Progress, Work, discoveries_per_step,
+};
 
 /// When a [`DirectionOptimizingBfs`] switches between top-down and bottom-up levels: the
 /// heuristics of Beamer, Asanović and Patterson ("Direction-Optimizing Breadth-First Search",
@@ -220,7 +222,7 @@ impl DirectionOptimizingBfs {
             for (part, attrs) in parts.into_iter().zip(attrs) {
                 for (i, &w) in part.iter().enumerate() {
                     let label = attrs.get(i).map_or(0, |a| a.label);
-                    if filter.keeps(label) && !bit(&self.visited, w) {
+                    if filter.keeps(label) && !bit(&self.visited, w) && enters(src, filter, w) {
                         self.discover(src, w);
                     }
                 }
@@ -240,10 +242,15 @@ impl DirectionOptimizingBfs {
     #[inline]
     fn bottom_up<S: DenseSource + ?Sized>(&mut self, src: &S, room: usize) {
         let v = self.cursor as u32;
+        let filter = src.filter();
+        if !enters(src, filter, v) {
+            self.cursor += 1;
+            self.pos = 0;
+            return;
+        }
         let back = self.query.dir.reverse();
         let rows = src.rows(v, back);
         let (parts, end) = span(rows, self.pos, room);
-        let filter = src.filter();
         let attrs = match filter.is_all() {
             true => [&[][..], &[][..]],
             false => span(src.attrs(v, back), self.pos, room).0,
@@ -390,6 +397,12 @@ impl DirectionOptimizingBfs {
             self.work,
         )
     }
+}
+
+/// Whether `filter` lets the search enter the vertex in `slot`.
+#[inline]
+fn enters<S: DenseSource + ?Sized>(src: &S, filter: &ArcFilter, slot: u32) -> bool {
+    !filter.checks_vertices() || filter.enters(src.vertex(slot), src.vertex_label(slot))
 }
 
 /// The part `from..` of the concatenated `rows`, at most `room` long, as two slices, and where

@@ -47,15 +47,51 @@ impl Neighbor {
     }
 }
 
-/// Which arcs a traversal follows: all of them, or those whose label is in a set.
+/// A set of label ids, as a bitmap.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct LabelSet(Vec<u64>);
+
+impl LabelSet {
+    fn new(labels: impl IntoIterator<Item = u32>) -> Self {
+        let mut bits = Vec::new();
+        for label in labels {
+            let word = label as usize / 64;
+            if bits.len() <= word {
+                bits.resize(word + 1, 0u64);
+            }
+            bits[word] |= 1 << (label % 64);
+        }
+        Self(bits)
+    }
+
+    #[inline]
+    fn contains(&self, label: u32) -> bool {
+        self.0
+            .get(label as usize / 64)
+            .is_some_and(|word| word & (1 << (label % 64)) != 0)
+    }
+}
+
+/// Which arcs a traversal follows: all of them, or those whose label is in a set, and
+/// optionally only into vertices whose label is in a set. The vertex set applies to the vertex
+/// an arc leads to in the traversal's direction (the neighbor); `except` names one vertex that
+/// passes whatever its label (a traversal's start, which it never enters through an arc, but
+/// which a backward search must be able to reach).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ArcFilter {
-    /// A bitmap over label ids; `None` follows every arc.
-    labels: Option<Vec<u64>>,
+    /// `None` follows every arc.
+    labels: Option<LabelSet>,
+    /// `None` enters every vertex.
+    vertex_labels: Option<LabelSet>,
+    except: Option<u64>,
 }
 
 /// The filter that follows every arc.
-pub static ALL_ARCS: ArcFilter = ArcFilter { labels: None };
+pub static ALL_ARCS: ArcFilter = ArcFilter {
+    labels: None,
+    vertex_labels: None,
+    except: None,
+};
 
 impl ArcFilter {
     /// Follows every arc.
@@ -65,31 +101,53 @@ impl ArcFilter {
 
     /// Follows the arcs whose label is one of `labels` (none at all if it is empty).
     pub fn labels(labels: impl IntoIterator<Item = u32>) -> Self {
-        let mut bits = Vec::new();
-        for label in labels {
-            let word = label as usize / 64;
-            if bits.len() <= word {
-                bits.resize(word + 1, 0u64);
-            }
-            bits[word] |= 1 << (label % 64);
+        Self {
+            labels: Some(LabelSet::new(labels)),
+            ..Self::default()
         }
-        Self { labels: Some(bits) }
+    }
+
+    /// This filter, entering only vertices whose label is one of `labels` (vertex label 0: a
+    /// vertex without a label).
+    pub fn entering(self, labels: impl IntoIterator<Item = u32>) -> Self {
+        Self {
+            vertex_labels: Some(LabelSet::new(labels)),
+            ..self
+        }
+    }
+
+    /// This filter, letting `v` pass whatever its label.
+    pub fn except(self, v: u64) -> Self {
+        Self {
+            except: Some(v),
+            ..self
+        }
     }
 
     /// Whether every arc passes.
     #[inline]
     pub fn is_all(&self) -> bool {
-        self.labels.is_none()
+        self.labels.is_none() && self.vertex_labels.is_none()
     }
 
-    /// Whether an arc labelled `label` passes.
+    /// Whether an arc labelled `label` passes its label test.
     #[inline]
     pub fn keeps(&self, label: u32) -> bool {
-        match &self.labels {
+        self.labels.as_ref().is_none_or(|set| set.contains(label))
+    }
+
+    /// Whether the filter tests the vertices arcs lead to.
+    #[inline]
+    pub fn checks_vertices(&self) -> bool {
+        self.vertex_labels.is_some()
+    }
+
+    /// Whether a traversal may enter vertex `v`, whose label is `label`.
+    #[inline]
+    pub fn enters(&self, v: u64, label: u32) -> bool {
+        match &self.vertex_labels {
             None => true,
-            Some(bits) => bits
-                .get(label as usize / 64)
-                .is_some_and(|word| word & (1 << (label % 64)) != 0),
+            Some(set) => set.contains(label) || self.except == Some(v),
         }
     }
 }
@@ -135,6 +193,10 @@ impl NeighborSource for FilteredGraph<'_> {
     fn contains(&self, v: u64) -> bool {
         self.graph.contains(v) || self.isolated.contains(&v)
     }
+
+    fn enters(&self, v: u64) -> bool {
+        self.filter.enters(v, self.graph.vertex_label(v))
+    }
 }
 
 impl DenseSource for FilteredGraph<'_> {
@@ -148,6 +210,11 @@ impl DenseSource for FilteredGraph<'_> {
 
     fn vertex(&self, slot: u32) -> u64 {
         self.graph.vertex(slot)
+    }
+
+    #[inline]
+    fn vertex_label(&self, slot: u32) -> u32 {
+        self.graph.slot_label(slot)
     }
 
     #[inline]

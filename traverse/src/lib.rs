@@ -153,6 +153,12 @@ pub trait NeighborSource {
     fn degree(&self, v: u64, dir: Direction) -> u64;
     /// Whether `v` is a vertex of the graph.
     fn contains(&self, v: u64) -> bool;
+    /// Whether the source's filter lets a traversal enter `v` (see [`ArcFilter::enters`]):
+    /// the pages never hand out a neighbor it does not enter, but a search that starts from
+    /// both ends must check its far end itself.
+    fn enters(&self, _v: u64) -> bool {
+        true
+    }
 
     /// Appends all kept neighbors of `v` in `dir` at once.
     fn neighbors(&self, v: u64, dir: Direction, out: &mut Vec<Neighbor>) {
@@ -176,6 +182,10 @@ pub trait DenseSource: NeighborSource {
     fn slot(&self, v: u64) -> Option<u32>;
     /// The vertex id in `slot` (meaningless for a slot that holds none).
     fn vertex(&self, slot: u32) -> u64;
+    /// The label of the vertex in `slot` (0: none).
+    fn vertex_label(&self, _slot: u32) -> u32 {
+        0
+    }
     /// The arcs of `slot` followed in `dir`, as slots: for `Out` or `In` one row (and an empty
     /// one), for `Both` the outgoing row, then the incoming one. Unfiltered: together they hold
     /// what [`NeighborSource::neighbors`] returns, in slots, before the filter.

@@ -41,6 +41,13 @@ pub enum Change {
     InsertVertex(u64),
     /// Removes the vertex with all its arcs.
     RemoveVertex(u64),
+    /// Gives vertex `v` label `to` (0: none) in place of `from` (a reader that undoes the
+    /// change needs it); see [`AdjacencyGraph::set_vertex_label`].
+    RelabelVertex {
+        v: u64,
+        from: u32,
+        to: u32,
+    },
 }
 
 /// How large a graph's overlay is, to decide when to compact (all counts kept as changes are
@@ -221,6 +228,7 @@ impl AdjacencyGraph {
                 Change::RemoveArc { src, dst, .. } => self.remove_arc(src, dst),
                 Change::InsertVertex(v) => self.insert_vertex(v),
                 Change::RemoveVertex(v) => self.remove_vertex(v),
+                Change::RelabelVertex { v, to, .. } => self.set_vertex_label(v, to),
             })
             .count()
     }
@@ -231,6 +239,26 @@ impl AdjacencyGraph {
             return false;
         }
         self.new_slot(v);
+        self.overlay.active.changes += 1;
+        true
+    }
+
+    /// Gives vertex `v` label `label`, adding `v` if it is new and `label` is not 0 (so that
+    /// the changes of one version commute: removing a vertex logs its label going to 0);
+    /// returns whether that changed anything.
+    pub fn set_vertex_label(&mut self, v: u64, label: u32) -> bool {
+        let slot = match self.index.get(v) {
+            Some(slot) => slot,
+            None if label == 0 => return false,
+            None => self.slot_or_new(v),
+        } as usize;
+        if self.slot_label(slot as u32) == label {
+            return false;
+        }
+        if self.vertex_labels.len() <= slot {
+            self.vertex_labels.resize(self.ids.len().max(slot + 1), 0);
+        }
+        self.vertex_labels[slot] = label;
         self.overlay.active.changes += 1;
         true
     }
@@ -409,6 +437,7 @@ impl AdjacencyGraph {
     pub fn heap_bytes(&self) -> usize {
         self.index.heap_bytes()
             + 8 * self.ids.capacity()
+            + 4 * self.vertex_labels.capacity()
             + self.out.heap_bytes()
             + self.inc.heap_bytes()
             + self.overlay.heap_bytes()
@@ -437,6 +466,9 @@ impl AdjacencyGraph {
                 u32::try_from(self.ids.len() - 1).expect("fewer than 2^32 slots")
             }
         };
+        if let Some(label) = self.vertex_labels.get_mut(slot as usize) {
+            *label = 0;
+        }
         self.index.insert(v, slot);
         slot
     }

@@ -3,11 +3,11 @@
 //! every BFS (index-hop and direction-optimizing), DFS, shortest path and weighted path through a
 //! [`FilteredGraph`] answers like the reference on the arcs the filter keeps.
 
-use graph_reference::LabelledGraph;
+use graph_reference::{Follow, LabelledGraph};
 use graph_traverse::{
-    AdjacencyGraph, ArcAttrs, ArcFilter, Bfs, BfsOutcome, BfsQuery, Dfs, DfsOutcome, DfsQuery,
-    Direction, DirectionOptimizingBfs, FilteredGraph, NeighborSource, PathOutcome, PathQuery,
-    Progress, Search, ShortestPath, WeightedOutcome, WeightedPath, WeightedQuery,
+    AdjacencyGraph, ArcAttrs, ArcFilter, Bfs, BfsOutcome, BfsQuery, Change, Dfs, DfsOutcome,
+    DfsQuery, Direction, DirectionOptimizingBfs, FilteredGraph, NeighborSource, PathOutcome,
+    PathQuery, Progress, Search, ShortestPath, WeightedOutcome, WeightedPath, WeightedQuery,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -34,14 +34,30 @@ fn labelled_graph(seed: u64) -> (AdjacencyGraph, LabelledGraph) {
             (s, d, rng.gen_range(0..4), weight)
         })
         .collect();
-    let reference = LabelledGraph::new(tg.vertices.iter().copied(), arcs.iter().copied());
+    let mut reference = LabelledGraph::new(tg.vertices.iter().copied(), arcs.iter().copied());
     // Arcs are a set keyed by their ends in the module: give the graph the reference's arcs.
-    let graph = AdjacencyGraph::with_attrs(
+    let mut graph = AdjacencyGraph::with_attrs(
         tg.vertices.iter().copied(),
         reference
             .arcs()
             .map(|(s, d, label, weight)| (s, d, ArcAttrs { label, weight })),
     );
+    // Vertex labels 0..3 on some seeds, given as changes, and sometimes compacted.
+    if !seed.is_multiple_of(3) {
+        let vertices: Vec<u64> = reference.vertices().collect();
+        for v in vertices {
+            let label = rng.gen_range(0..3);
+            graph.apply([Change::RelabelVertex {
+                v,
+                from: 0,
+                to: label,
+            }]);
+            reference.set_vertex_label(v, label);
+        }
+        if seed % 3 == 2 {
+            graph.compact();
+        }
+    }
     (graph, reference)
 }
 
@@ -75,18 +91,32 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
         let vertices: Vec<u64> = reference.vertices().chain([u64::MAX]).collect();
         for _ in 0..6 {
             let labels = random_filter(&mut rng);
-            let filter = labels
+            let vertex_labels = match seed % 3 {
+                0 => None,
+                _ => random_filter(&mut rng),
+            };
+            let start = vertices[rng.gen_range(0..vertices.len())];
+            let mut strict = labels
                 .as_ref()
                 .map_or_else(ArcFilter::all, |l| ArcFilter::labels(l.iter().copied()));
+            if let Some(v) = &vertex_labels {
+                strict = strict.entering(v.iter().copied());
+            }
+            // Traversals let their start pass; neighbor lists do not.
+            let filter = strict.clone().except(start);
             let src = FilteredGraph::new(&graph, &filter);
-            let start = vertices[rng.gen_range(0..vertices.len())];
             let target = vertices[rng.gen_range(0..vertices.len())];
             let dir = DIRS[rng.gen_range(0..3)];
             let budget = [1, 3, 50, u64::MAX][rng.gen_range(0..4)];
             let max_depth = [None, Some(0), Some(1), Some(3)][rng.gen_range(0..4)];
-            let ctx =
-                format!("seed {seed}: {start} → {target} {dir} {labels:?} depth {max_depth:?}");
-            let labels = labels.as_deref();
+            let ctx = format!(
+                "seed {seed}: {start} → {target} {dir} {labels:?} {vertex_labels:?} depth \
+                 {max_depth:?}"
+            );
+            let labels = Follow {
+                edges: labels.as_deref(),
+                vertices: vertex_labels.as_deref(),
+            };
 
             // BFS, both ways, and DFS reach what the reference reaches.
             let want = reference.bfs_levels(start, dir, max_depth, labels);
@@ -121,7 +151,7 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
 
             // Neighbor lists keep exactly the arcs with the filter's labels.
             let mut page = Vec::new();
-            src.neighbors(start, dir, &mut page);
+            FilteredGraph::new(&graph, &strict).neighbors(start, dir, &mut page);
             let mut ids: Vec<u64> = page.iter().map(|n| n.id).collect();
             ids.sort_unstable();
             ids.dedup();
@@ -136,7 +166,7 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
                 dir,
                 max_depth: None,
             });
-            let filtered_ref = reference.filtered(labels);
+            let filtered_ref = reference.filtered(labels, start);
             let want_hops = match (reference.contains(start), reference.contains(target)) {
                 (false, _) => Err("unknown source"),
                 (_, false) => Err("unknown target"),
@@ -244,4 +274,17 @@ fn dijkstra_handles_zero_weights_ties_and_self_loops() {
         WeightedPath::new(q(1, 4), Some(10)).run(&filtered).0,
         WeightedOutcome::Unreachable
     );
+    // A target whose label the filter does not enter is unreachable, even over a direct arc;
+    // the source passes whatever its label.
+    let mut g = g;
+    g.set_vertex_label(4, 7);
+    g.set_vertex_label(1, 8);
+    let others = ArcFilter::all().entering([0]).except(1);
+    let filtered = FilteredGraph::new(&g, &others);
+    assert_eq!(
+        WeightedPath::new(q(1, 4), Some(10)).run(&filtered).0,
+        WeightedOutcome::Unreachable
+    );
+    let (outcome, _) = WeightedPath::new(q(1, 3), Some(10)).run(&filtered);
+    assert!(found(outcome));
 }

@@ -3,7 +3,8 @@
 //! included), every neighbor list, degree, existence check, BFS (top-down and
 //! direction-optimizing), DFS and shortest path of the changed graph equals that of
 //! `AdjacencyGraph::new` on the resulting vertex and arc sets, before, during and after
-//! compaction. Arcs carry random attributes (labels and weights), which must follow too.
+//! compaction. Arcs carry random attributes (labels and weights), and vertices random labels,
+//! which must follow too.
 
 use graph_traverse::{
     AdjacencyBuilder, AdjacencyGraph, ArcAttrs, Bfs, BfsOutcome, BfsQuery, Change, DenseSource,
@@ -24,6 +25,8 @@ const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 struct Model {
     vertices: BTreeSet<u64>,
     arcs: BTreeMap<(u64, u64), ArcAttrs>,
+    /// Vertex labels other than 0.
+    labels: BTreeMap<u64, u32>,
     /// Ids that were vertices once, to probe after their removal.
     seen: BTreeSet<u64>,
 }
@@ -48,14 +51,31 @@ impl Model {
             }
             Change::RemoveVertex(v) => {
                 self.arcs.retain(|&(s, d), _| s != v && d != v);
+                self.labels.remove(&v);
                 self.vertices.remove(&v)
+            }
+            Change::RelabelVertex { v, to, .. } => {
+                if !self.vertices.contains(&v) && to == 0 {
+                    return false;
+                }
+                self.seen.insert(v);
+                let new = self.vertices.insert(v);
+                let before = match to {
+                    0 => self.labels.remove(&v),
+                    _ => self.labels.insert(v, to),
+                };
+                new || before.unwrap_or(0) != to
             }
         }
     }
 
     fn build(&self) -> AdjacencyGraph {
         let arcs = self.arcs.iter().map(|(&(s, d), &a)| (s, d, a));
-        AdjacencyGraph::with_attrs(self.vertices.iter().copied(), arcs)
+        let mut g = AdjacencyGraph::with_attrs(self.vertices.iter().copied(), arcs);
+        for (&v, &label) in &self.labels {
+            g.set_vertex_label(v, label);
+        }
+        g
     }
 
     fn random_vertex(&self, rng: &mut ChaCha8Rng) -> Option<u64> {
@@ -91,7 +111,12 @@ impl Model {
                 dst: some_id(rng),
                 attrs: ArcAttrs::DEFAULT,
             },
-            14..=16 => Change::InsertVertex(some_id(rng)),
+            14..=15 => Change::InsertVertex(some_id(rng)),
+            16..=17 => Change::RelabelVertex {
+                v: some_id(rng),
+                from: 0,
+                to: rng.gen_range(0..3),
+            },
             _ => Change::RemoveVertex(some_id(rng)),
         }
     }
@@ -137,6 +162,11 @@ fn check_same(g: &AdjacencyGraph, model: &Model, rng: &mut ChaCha8Rng, ctx: &str
     let probes = model.seen.iter().copied().chain([u64::MAX, 3]);
     for v in probes {
         assert_eq!(g.contains(v), fresh.contains(v), "{ctx}: contains({v})");
+        assert_eq!(
+            g.vertex_label(v),
+            fresh.vertex_label(v),
+            "{ctx}: label({v})"
+        );
         assert_eq!(g.slot(v).is_some(), fresh.contains(v), "{ctx}: slot({v})");
         for dir in DIRS {
             let whole = sorted_neighbors(g, v, dir);

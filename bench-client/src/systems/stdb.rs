@@ -11,8 +11,8 @@ use crate::workloads::Workload;
 use anyhow::bail;
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{
-    self, BfsResult, ClientError, GraphDb, GraphError, Mode, NeighborCount, PathResult, PathStatus,
-    TransportKind, TxOptions, WeightedPathResult,
+    self, BfsResult, ClientError, Follow, GraphDb, GraphError, Mode, NeighborCount, PathResult,
+    PathStatus, TransportKind, TxOptions, WeightedPathResult,
 };
 
 /// The store every mode reads: the module's tables in one database.
@@ -95,7 +95,7 @@ impl SpacetimeDb {
             ) => {
                 let names = labels.names();
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                Response::Bfs(db.bfs_over(start, dir, &names, max_depth, 0, tx)?)
+                Response::Bfs(db.bfs_over(start, dir, Follow::edges(&names), max_depth, 0, tx)?)
             }
             (
                 Query::WeightedPath {
@@ -104,7 +104,13 @@ impl SpacetimeDb {
                     dir,
                 },
                 _,
-            ) => Response::Weighted(db.weighted_shortest_path(source, target, dir, &[], tx)?),
+            ) => Response::Weighted(db.weighted_shortest_path(
+                source,
+                target,
+                dir,
+                Follow::ALL,
+                tx,
+            )?),
         })
     }
 

@@ -4,9 +4,9 @@
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use graph_client::edgelist::read_edge_list;
+use graph_client::edgelist::{read_edge_list, read_vertex_labels};
 use graph_client::graph::{
-    Direction, GraphDb, GraphMeta, Identity, QueryStats, TxOptions, to_sats_json,
+    Direction, Follow, GraphDb, GraphMeta, Identity, QueryStats, TxOptions, to_sats_json,
 };
 use graph_client::server::Server;
 use graph_client::token_store;
@@ -66,6 +66,9 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         resume_from: usize,
     },
+    /// Give vertices labels from a CSV file of `id,label` lines (optionally .gz; an empty
+    /// label removes one), creating missing vertices. Idempotent.
+    LabelVertices { file: PathBuf },
     /// Add the edge A → B (creating missing vertices), optionally with a label and a weight.
     AddEdge {
         a: u64,
@@ -160,18 +163,26 @@ enum Command {
     },
 }
 
-/// The edge labels a query follows.
+/// The edge and vertex labels a query follows.
 #[derive(Debug, Clone, clap::Args)]
 struct Labels {
     /// Follow only edges with one of these labels (comma-separated; an empty name: unlabelled
     /// edges). By default every edge.
     #[arg(long = "labels", value_delimiter = ',')]
     names: Vec<String>,
+    /// Enter only vertices with one of these labels (comma-separated; an empty name:
+    /// unlabelled vertices; the start always passes). By default every vertex.
+    #[arg(long = "vertex-labels", value_delimiter = ',')]
+    vertex_names: Vec<String>,
 }
 
 impl Labels {
-    fn names(&self) -> Vec<&str> {
-        self.names.iter().map(String::as_str).collect()
+    /// The edge label names and the vertex label names, for a [`Follow`].
+    fn lists(&self) -> (Vec<&str>, Vec<&str>) {
+        fn strs(names: &[String]) -> Vec<&str> {
+            names.iter().map(String::as_str).collect()
+        }
+        (strs(&self.names), strs(&self.vertex_names))
     }
 }
 
@@ -348,6 +359,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
     };
     match cli.command {
+        Command::LabelVertices { file } => {
+            // The whole file is parsed first: a malformed line stops before any call.
+            let list = read_vertex_labels(&file)?;
+            let calls = db.load_vertex_labels(&list)?;
+            let info = db.info()?;
+            if g.json {
+                println!(
+                    "{}",
+                    json!({"file": file, "rows": list.len(), "calls": calls, "vertices": info.vertices, "version": info.version})
+                );
+            } else {
+                println!(
+                    "labelled {} vertices in {calls} calls; the graph has {} vertices",
+                    list.len(),
+                    info.vertices
+                );
+            }
+        }
         Command::Load { file, resume_from } => {
             // The whole file is parsed first: a malformed line stops the load before any call.
             let rows = read_edge_list(&file)?;
@@ -357,8 +386,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let mut rest = rows.sorted();
             let total = rest.len();
             let skip = resume_from.min(total);
-            rest.src.drain(..skip);
-            rest.dst.drain(..skip);
+            rest.skip_first(skip);
             let bar = ProgressBar::new(total as u64).with_style(ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} edges ({per_sec})",
             )?);
@@ -437,7 +465,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ref labels,
             limit,
         } => {
-            let n = db.neighbors_over(v, dir, &labels.names(), limit)?.value;
+            let (edges, vertices) = labels.lists();
+            let follow = Follow {
+                edges: &edges,
+                vertices: &vertices,
+            };
+            let n = db.neighbors_over(v, dir, follow, limit)?.value;
             if g.json {
                 println!(
                     "{}",
@@ -457,9 +490,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             depth,
             limit,
         } => {
-            let names = labels.names();
+            let (edges, vertices) = labels.lists();
+            let follow = Follow {
+                edges: &edges,
+                vertices: &vertices,
+            };
             let r = db
-                .bfs_over(v, dir, &names, depth, limit, TxOptions::default())?
+                .bfs_over(v, dir, follow, depth, limit, TxOptions::default())?
                 .value;
             if g.json {
                 println!(
@@ -483,9 +520,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             depth,
             limit,
         } => {
-            let names = labels.names();
+            let (edges, vertices) = labels.lists();
+            let follow = Follow {
+                edges: &edges,
+                vertices: &vertices,
+            };
             let r = db
-                .dfs_over(v, dir, &names, depth, limit, TxOptions::default())?
+                .dfs_over(v, dir, follow, depth, limit, TxOptions::default())?
                 .value;
             if g.json {
                 println!(
@@ -509,9 +550,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ref labels,
             max_depth,
         } => {
-            let names = labels.names();
+            let (edges, vertices) = labels.lists();
+            let follow = Follow {
+                edges: &edges,
+                vertices: &vertices,
+            };
             let p = db
-                .shortest_path_over(a, b, dir, &names, max_depth, TxOptions::default())?
+                .shortest_path_over(a, b, dir, follow, max_depth, TxOptions::default())?
                 .value;
             if g.json {
                 println!(
@@ -533,9 +578,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             dir,
             ref labels,
         } => {
-            let names = labels.names();
+            let (edges, vertices) = labels.lists();
+            let follow = Follow {
+                edges: &edges,
+                vertices: &vertices,
+            };
             let p = db
-                .weighted_shortest_path(a, b, dir, &names, TxOptions::default())?
+                .weighted_shortest_path(a, b, dir, follow, TxOptions::default())?
                 .value;
             if g.json {
                 println!(

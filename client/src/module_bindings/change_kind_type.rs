@@ -14,6 +14,7 @@ pub enum ChangeKind {
     RemoveArc,
     InsertVertex,
     RemoveVertex,
+    RelabelVertex,
 }
 
 impl __sdk::InModule for ChangeKind {

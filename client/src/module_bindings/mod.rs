@@ -45,12 +45,15 @@ pub mod query_stats_type;
 pub mod remove_edges_reducer;
 pub mod remove_vertex_reducer;
 pub mod revoke_writer_reducer;
+pub mod set_vertex_labels_reducer;
 pub mod shortest_path_full_scan_procedure;
 pub mod shortest_path_full_scan_reducer_reducer;
 pub mod shortest_path_procedure;
 pub mod snapshot_holder_type;
 pub mod traversal_result_table;
 pub mod traversal_result_type;
+pub mod vertex_label_table;
+pub mod vertex_label_type;
 pub mod vertex_table;
 pub mod vertex_type;
 pub mod weighted_path_result_type;
@@ -95,12 +98,15 @@ pub use query_stats_type::QueryStats;
 pub use remove_edges_reducer::remove_edges;
 pub use remove_vertex_reducer::remove_vertex;
 pub use revoke_writer_reducer::revoke_writer;
+pub use set_vertex_labels_reducer::set_vertex_labels;
 pub use shortest_path_full_scan_procedure::shortest_path_full_scan;
 pub use shortest_path_full_scan_reducer_reducer::shortest_path_full_scan_reducer;
 pub use shortest_path_procedure::shortest_path;
 pub use snapshot_holder_type::SnapshotHolder;
 pub use traversal_result_table::*;
 pub use traversal_result_type::TraversalResult;
+pub use vertex_label_table::*;
+pub use vertex_label_type::VertexLabel;
 pub use vertex_table::*;
 pub use vertex_type::Vertex;
 pub use weighted_path_result_type::WeightedPathResult;
@@ -145,6 +151,11 @@ pub enum Reducer {
     RevokeWriter {
         identity: __sdk::Identity,
     },
+    SetVertexLabels {
+        ids: Vec<u64>,
+        label_names: Vec<String>,
+        labels: Vec<u32>,
+    },
     ShortestPathFullScanReducer {
         query_id: u64,
         source: u64,
@@ -171,6 +182,7 @@ impl __sdk::Reducer for Reducer {
             Reducer::RemoveEdges { .. } => "remove_edges",
             Reducer::RemoveVertex { .. } => "remove_vertex",
             Reducer::RevokeWriter { .. } => "revoke_writer",
+            Reducer::SetVertexLabels { .. } => "set_vertex_labels",
             Reducer::ShortestPathFullScanReducer { .. } => "shortest_path_full_scan_reducer",
         }
     }
@@ -234,6 +246,15 @@ impl __sdk::Reducer for Reducer {
                     identity: identity.clone(),
                 })
             }
+            Reducer::SetVertexLabels {
+                ids,
+                label_names,
+                labels,
+            } => __sats::bsatn::to_vec(&set_vertex_labels_reducer::SetVertexLabelsArgs {
+                ids: ids.clone(),
+                label_names: label_names.clone(),
+                labels: labels.clone(),
+            }),
             Reducer::ShortestPathFullScanReducer {
                 query_id,
                 source,
@@ -262,6 +283,7 @@ pub struct DbUpdate {
     graph_meta: __sdk::TableUpdate<GraphMeta>,
     traversal_result: __sdk::TableUpdate<TraversalResult>,
     vertex: __sdk::TableUpdate<Vertex>,
+    vertex_label: __sdk::TableUpdate<VertexLabel>,
 }
 
 impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
@@ -285,6 +307,9 @@ impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
                 "vertex" => db_update
                     .vertex
                     .append(vertex_table::parse_table_update(table_update)?),
+                "vertex_label" => db_update
+                    .vertex_label
+                    .append(vertex_label_table::parse_table_update(table_update)?),
                 unknown => {
                     return Err(__sdk::InternalError::unknown_name(
                         "table",
@@ -322,6 +347,9 @@ impl __sdk::DbUpdate for DbUpdate {
         diff.vertex = cache
             .apply_diff_to_table::<Vertex>("vertex", &self.vertex)
             .with_updates_by_pk(|row| &row.id);
+        diff.vertex_label = cache
+            .apply_diff_to_table::<VertexLabel>("vertex_label", &self.vertex_label)
+            .with_updates_by_pk(|row| &row.id);
         diff
     }
 
@@ -344,6 +372,9 @@ impl __sdk::DbUpdate for DbUpdate {
                     .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
                 "vertex" => db_update
                     .vertex
+                    .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
+                "vertex_label" => db_update
+                    .vertex_label
                     .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
                 unknown => {
                     return Err(
@@ -375,6 +406,9 @@ impl __sdk::DbUpdate for DbUpdate {
                 "vertex" => db_update
                     .vertex
                     .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
+                "vertex_label" => db_update
+                    .vertex_label
+                    .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
                 unknown => {
                     return Err(
                         __sdk::InternalError::unknown_name("table", unknown, "QueryRows").into(),
@@ -395,6 +429,7 @@ pub struct AppliedDiff<'r> {
     graph_meta: __sdk::TableAppliedDiff<'r, GraphMeta>,
     traversal_result: __sdk::TableAppliedDiff<'r, TraversalResult>,
     vertex: __sdk::TableAppliedDiff<'r, Vertex>,
+    vertex_label: __sdk::TableAppliedDiff<'r, VertexLabel>,
     // Uses `'r` even when the module has no tables.
     __unused: std::marker::PhantomData<&'r ()>,
 }
@@ -418,6 +453,11 @@ impl<'r> __sdk::AppliedDiff<'r> for AppliedDiff<'r> {
             event,
         );
         callbacks.invoke_table_row_callbacks::<Vertex>("vertex", &self.vertex, event);
+        callbacks.invoke_table_row_callbacks::<VertexLabel>(
+            "vertex_label",
+            &self.vertex_label,
+            event,
+        );
     }
 }
 
@@ -1018,6 +1058,7 @@ impl __sdk::SpacetimeModule for RemoteModule {
         graph_meta_table::register_table(client_cache);
         traversal_result_table::register_table(client_cache);
         vertex_table::register_table(client_cache);
+        vertex_label_table::register_table(client_cache);
     }
 
     const ALL_TABLE_NAMES: &'static [&'static str] = &[
@@ -1026,5 +1067,6 @@ impl __sdk::SpacetimeModule for RemoteModule {
         "graph_meta",
         "traversal_result",
         "vertex",
+        "vertex_label",
     ];
 }

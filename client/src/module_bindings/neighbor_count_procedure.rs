@@ -14,6 +14,7 @@ pub struct NeighborCountArgs {
     pub vertex: u64,
     pub direction: String,
     pub edge_labels: Vec<String>,
+    pub vertex_labels: Vec<String>,
 }
 
 impl __sdk::InModule for NeighborCountArgs {
@@ -24,8 +25,14 @@ impl __sdk::InModule for NeighborCountArgs {
 #[allow(non_camel_case_types)]
 pub trait neighbor_count {
     /// Asks the module to run the procedure `neighbor_count`, ignoring its result.
-    fn neighbor_count(&self, vertex: u64, direction: String, edge_labels: Vec<String>) {
-        self.neighbor_count_then(vertex, direction, edge_labels, |_, _| {});
+    fn neighbor_count(
+        &self,
+        vertex: u64,
+        direction: String,
+        edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
+    ) {
+        self.neighbor_count_then(vertex, direction, edge_labels, vertex_labels, |_, _| {});
     }
 
     /// Asks the module to run the procedure `neighbor_count`, then runs `__callback` with what it
@@ -35,6 +42,7 @@ pub trait neighbor_count {
         vertex: u64,
         direction: String,
         edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
             Result<Result<NeighborCount, GraphError>, __sdk::InternalError>,
@@ -49,6 +57,7 @@ impl neighbor_count for super::RemoteProcedures {
         vertex: u64,
         direction: String,
         edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
             Result<Result<NeighborCount, GraphError>, __sdk::InternalError>,
@@ -62,6 +71,7 @@ impl neighbor_count for super::RemoteProcedures {
                     vertex,
                     direction,
                     edge_labels,
+                    vertex_labels,
                 },
                 __callback,
             );

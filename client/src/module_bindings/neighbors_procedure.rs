@@ -14,6 +14,7 @@ pub struct NeighborsArgs {
     pub vertex: u64,
     pub direction: String,
     pub edge_labels: Vec<String>,
+    pub vertex_labels: Vec<String>,
     pub limit: u32,
 }
 
@@ -25,8 +26,22 @@ impl __sdk::InModule for NeighborsArgs {
 #[allow(non_camel_case_types)]
 pub trait neighbors {
     /// Asks the module to run the procedure `neighbors`, ignoring its result.
-    fn neighbors(&self, vertex: u64, direction: String, edge_labels: Vec<String>, limit: u32) {
-        self.neighbors_then(vertex, direction, edge_labels, limit, |_, _| {});
+    fn neighbors(
+        &self,
+        vertex: u64,
+        direction: String,
+        edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
+        limit: u32,
+    ) {
+        self.neighbors_then(
+            vertex,
+            direction,
+            edge_labels,
+            vertex_labels,
+            limit,
+            |_, _| {},
+        );
     }
 
     /// Asks the module to run the procedure `neighbors`, then runs `__callback` with what it
@@ -36,6 +51,7 @@ pub trait neighbors {
         vertex: u64,
         direction: String,
         edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
         limit: u32,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
@@ -51,6 +67,7 @@ impl neighbors for super::RemoteProcedures {
         vertex: u64,
         direction: String,
         edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
         limit: u32,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
@@ -65,6 +82,7 @@ impl neighbors for super::RemoteProcedures {
                     vertex,
                     direction,
                     edge_labels,
+                    vertex_labels,
                     limit,
                 },
                 __callback,

@@ -12,6 +12,7 @@ pub struct Vertex {
     pub id: u64,
     pub out_degree: u32,
     pub in_degree: u32,
+    pub label: u32,
 }
 
 impl __sdk::InModule for Vertex {
@@ -23,6 +24,7 @@ pub struct VertexCols {
     pub id: __sdk::__query_builder::Col<Vertex, u64>,
     pub out_degree: __sdk::__query_builder::Col<Vertex, u32>,
     pub in_degree: __sdk::__query_builder::Col<Vertex, u32>,
+    pub label: __sdk::__query_builder::Col<Vertex, u32>,
 }
 
 impl __sdk::__query_builder::HasCols for Vertex {
@@ -32,6 +34,7 @@ impl __sdk::__query_builder::HasCols for Vertex {
             id: __sdk::__query_builder::Col::new(table_name, "id"),
             out_degree: __sdk::__query_builder::Col::new(table_name, "out_degree"),
             in_degree: __sdk::__query_builder::Col::new(table_name, "in_degree"),
+            label: __sdk::__query_builder::Col::new(table_name, "label"),
         }
     }
 }

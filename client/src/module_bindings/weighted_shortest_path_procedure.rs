@@ -15,6 +15,7 @@ pub struct WeightedShortestPathArgs {
     pub target: u64,
     pub direction: String,
     pub edge_labels: Vec<String>,
+    pub vertex_labels: Vec<String>,
     pub tx_budget: u32,
     pub yield_every_us: u32,
 }
@@ -33,6 +34,7 @@ pub trait weighted_shortest_path {
         target: u64,
         direction: String,
         edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
         tx_budget: u32,
         yield_every_us: u32,
     ) {
@@ -41,6 +43,7 @@ pub trait weighted_shortest_path {
             target,
             direction,
             edge_labels,
+            vertex_labels,
             tx_budget,
             yield_every_us,
             |_, _| {},
@@ -55,6 +58,7 @@ pub trait weighted_shortest_path {
         target: u64,
         direction: String,
         edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
         tx_budget: u32,
         yield_every_us: u32,
         __callback: impl FnOnce(
@@ -72,6 +76,7 @@ impl weighted_shortest_path for super::RemoteProcedures {
         target: u64,
         direction: String,
         edge_labels: Vec<String>,
+        vertex_labels: Vec<String>,
         tx_budget: u32,
         yield_every_us: u32,
         __callback: impl FnOnce(
@@ -88,6 +93,7 @@ impl weighted_shortest_path for super::RemoteProcedures {
                     target,
                     direction,
                     edge_labels,
+                    vertex_labels,
                     tx_budget,
                     yield_every_us,
                 },
