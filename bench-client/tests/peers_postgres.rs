@@ -81,7 +81,9 @@ fn postgres_peer_answers_every_query() {
     assert_eq!((pg.name(), pg.store()), ("postgres", "postgres"));
     let described = pg.describe().unwrap();
     assert!(
-        described.starts_with("PostgreSQL 15") && described.contains("fsync=off"),
+        described.starts_with("PostgreSQL 15")
+            && described.contains("fsync=off")
+            && described.contains("pgRouting 3.4"),
         "{described}"
     );
 
@@ -269,8 +271,13 @@ fn postgres_peer_matches_the_reference() {
         }
     }
 
-    // Labels in a column: label-filtered BFS by recursive CTE on seeded random labelled graphs
-    // against the reference (no weighted path: see `Postgres::skip_reason`).
+    // Labels in a column: label-filtered BFS by recursive CTE; weights in a column: pgRouting's
+    // pgr_dijkstra in every direction, zero weights included; by hand, then on seeded random
+    // labelled, weighted graphs against the reference.
+    assert!(pg.has_pgrouting(), "{}", pg.describe().unwrap());
+    assert!(pg.supports(graph_bench::workloads::Workload::WeightedPath));
+    let checked = peer_checks::hand_checked_weighted_labelled(&mut pg);
+    assert!(checked >= 45, "{checked}");
     let checked = peer_checks::weighted_labelled_graphs(&mut pg, &[1, 2], true);
-    assert!(checked > 200, "{checked}");
+    assert!(checked > 300, "{checked}");
 }

