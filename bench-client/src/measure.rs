@@ -46,6 +46,19 @@ pub fn measure<I, T>(
 /// A sample's time is the client's clock around the call, except for a system that measured
 /// the call in the engine's own process ([`crate::system::Answer::in_process_ns`]: Kuzu behind
 /// its worker's pipe), whose time is that one, with the client's clock kept beside it.
+/// A system that failed to answer a query (an engine error, not a wrong answer): a peer's
+/// failure is reported as such, and the run goes on without the rest of that workload.
+#[derive(Debug)]
+pub struct NoAnswer(pub String);
+
+impl std::fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoAnswer {}
+
 pub fn benchmark(
     system: &mut dyn System,
     workload: Workload,
@@ -58,9 +71,11 @@ pub fn benchmark(
         queries,
         warmup,
         |query| {
-            system
-                .answer(query)
-                .with_context(|| format!("{name}, {workload}: {query} failed"))
+            system.answer(query).map_err(|e| {
+                anyhow::Error::new(NoAnswer(format!(
+                    "{name}, {workload}: {query} failed: {e:#}"
+                )))
+            })
         },
         |query, answer| {
             check(query, &answer.reply)
@@ -103,6 +118,33 @@ mod tests {
 
     fn neighbor_queries(vertices: &[u64]) -> Vec<Query> {
         Workload::NeighborCount.queries(vertices, &[], Direction::Both, 0, 0, 0)
+    }
+
+    /// An engine error is a `NoAnswer` (a peer's is reported and the run goes on); a wrong
+    /// answer is not (it always fails the run).
+    #[test]
+    fn failures_are_told_apart_from_wrong_answers() {
+        let queries = neighbor_queries(&[1, 2]);
+        let mut failing = Fake::new("failing", Reply::Count(1));
+        failing.fails = true;
+        let e = benchmark(
+            &mut failing,
+            Workload::NeighborCount,
+            &queries,
+            0,
+            |_, _| Ok(()),
+        )
+        .unwrap_err();
+        assert!(
+            e.is::<NoAnswer>() && e.to_string().contains("gave up"),
+            "{e:#}"
+        );
+        let mut wrong = Fake::new("wrong", Reply::Count(1));
+        let e = benchmark(&mut wrong, Workload::NeighborCount, &queries, 0, |_, _| {
+            anyhow::bail!("not 1")
+        })
+        .unwrap_err();
+        assert!(!e.is::<NoAnswer>(), "{e:#}");
     }
 
     /// The regression test for peers' figures that included their verification: a system that

@@ -338,6 +338,8 @@ pub mod fake {
         pub in_process_ns: Option<u64>,
         /// Queries answered so far.
         pub calls: usize,
+        /// Fail every query, as an engine error would.
+        pub fails: bool,
     }
 
     impl Fake {
@@ -352,6 +354,7 @@ pub mod fake {
                 lost: 0,
                 in_process_ns: None,
                 calls: 0,
+                fails: false,
             }
         }
     }
@@ -401,6 +404,7 @@ pub mod fake {
 
         fn answer(&mut self, _: &Query) -> anyhow::Result<Answer> {
             self.calls += 1;
+            anyhow::ensure!(!self.fails, "the engine gave up");
             std::thread::sleep(self.delay);
             Ok(Answer {
                 reply: self.reply.clone(),
