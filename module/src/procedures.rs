@@ -9,7 +9,7 @@
 use crate::labels;
 use crate::pin::Pin;
 use crate::schema::{GraphMeta, meta, vertex};
-use crate::snapshot::{self, Snapshot};
+use crate::snapshot::{self, Snapshot, Start};
 use crate::source::IndexSource;
 use crate::tx_runner::{Budget, TxRunner, Yielding};
 use crate::types::*;
@@ -18,7 +18,7 @@ use graph_traverse::{
     DirectionOptimizingBfs, FilteredGraph, NeighborSource, PathOutcome, PathQuery, Progress,
     Search, ShortestPath, WeightedOutcome, WeightedPath, WeightedQuery, Work,
 };
-use spacetimedb::{ProcedureContext, procedure};
+use spacetimedb::{Local, ProcedureContext, procedure};
 use std::cell::RefCell;
 
 /// Most vertices a BFS may return in its vertex list (the rest are only counted).
@@ -39,19 +39,28 @@ fn or_default(value: u32, default: u32) -> u32 {
     if value == 0 { default } else { value }
 }
 
-/// The filter `edge_labels` and `vertex_labels` name, for a traversal from `start` (which it
-/// lets pass whatever its label): read in a transaction of its own, unless they name none.
-fn label_filter(
+/// Where a traversal from `from` starts (see [`snapshot::start`]), with the filter
+/// `edge_labels` and `vertex_labels` name, which lets `from` pass whatever its label. An unknown
+/// label name fails the query, after giving the snapshot back.
+fn begin(
     runner: &mut TxRunner,
+    endpoints: &[u64],
     edge_labels: &[String],
     vertex_labels: &[String],
-    start: u64,
-) -> Result<ArcFilter, GraphError> {
-    if edge_labels.is_empty() && vertex_labels.is_empty() {
-        return Ok(ArcFilter::all());
+    from: u64,
+) -> Result<(Start, ArcFilter), GraphError> {
+    let read = |db: &Local| labels::filter(db, edge_labels, vertex_labels).map(|f| f.except(from));
+    let mut start = snapshot::start(runner, endpoints, snapshot::take(), &read);
+    let filter = std::mem::replace(&mut start.filter, Ok(ArcFilter::all()));
+    match filter {
+        Ok(filter) => Ok((start, filter)),
+        Err(e) => {
+            if let Some(snap) = start.snapshot {
+                snapshot::keep(runner, snap);
+            }
+            Err(e)
+        }
     }
-    let filter = runner.run(|tx| labels::filter(&tx.db, edge_labels, vertex_labels))?;
-    Ok(filter.except(start))
 }
 
 /// The visited-set bound for a graph: dense when ids are not much sparser than the vertex count.
@@ -207,9 +216,8 @@ pub fn bfs(
         collect_limit: vertex_limit as usize,
     };
     let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
-    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, start)?;
+    let (begin, filter) = begin(&mut runner, &[start], &edge_labels, &vertex_labels, start)?;
     let on_snapshot = |src: &FilteredGraph| DirectionOptimizingBfs::new(query.clone(), src);
-    let begin = snapshot::start(&mut runner, &[start], snapshot::take());
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, on_snapshot);
         return bfs_result(start, outcome, snapshot_stats(runner, work, snap));
@@ -223,7 +231,13 @@ pub fn bfs(
     };
     if !through(&mut runner, &worth_a_snapshot) {
         if let Some(built) = snapshot::build(&mut runner, &meta, tx_budget) {
-            let begin = snapshot::start(&mut runner, &[start], Some(built));
+            let begin =
+                snapshot::start(
+                    &mut runner,
+                    &[start],
+                    Some(built),
+                    &|_| Ok(ArcFilter::all()),
+                );
             if let Some(snap) = begin.snapshot {
                 let mut read = search.borrow().work();
                 read.arcs_scanned += meta.edges;
@@ -371,8 +385,7 @@ pub fn dfs(
         collect_limit: vertex_limit as usize,
     };
     let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
-    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, start)?;
-    let begin = snapshot::start(&mut runner, &[start], snapshot::take());
+    let (begin, filter) = begin(&mut runner, &[start], &edge_labels, &vertex_labels, start)?;
     let bound = id_bound(&begin.meta);
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
@@ -433,8 +446,13 @@ pub fn shortest_path(
         })
     };
     let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
-    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, source)?;
-    let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
+    let (begin, filter) = begin(
+        &mut runner,
+        &[source, target],
+        &edge_labels,
+        &vertex_labels,
+        source,
+    )?;
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
             new_search()
@@ -466,8 +484,13 @@ pub fn weighted_shortest_path(
 ) -> Result<WeightedPathResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
-    let filter = label_filter(&mut runner, &edge_labels, &vertex_labels, source)?;
-    let begin = snapshot::start(&mut runner, &[source, target], snapshot::take());
+    let (begin, filter) = begin(
+        &mut runner,
+        &[source, target],
+        &edge_labels,
+        &vertex_labels,
+        source,
+    )?;
     let bound = id_bound(&begin.meta);
     let new_search = || {
         let query = WeightedQuery {

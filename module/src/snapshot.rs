@@ -27,7 +27,8 @@ use crate::labels;
 use crate::memory;
 use crate::schema::{GraphMeta, NO_LABEL, SnapshotHolder, edge, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
-use graph_traverse::{AdjacencyBuilder, AdjacencyGraph};
+use crate::types::GraphError;
+use graph_traverse::{AdjacencyBuilder, AdjacencyGraph, ArcFilter};
 use spacetimedb::{Local, Table};
 use std::cell::{Cell, RefCell};
 
@@ -130,23 +131,35 @@ pub fn worth_building(meta: &GraphMeta, arcs_scanned: u64) -> bool {
 }
 
 /// Where a query starts: the graph's meta row and which of its endpoints exist, read in one
-/// transaction, and the snapshot brought to that transaction's version if it could be.
+/// transaction, the query's filter read in the first one, and the snapshot brought to that
+/// transaction's version if it could be.
 pub struct Start {
     pub meta: GraphMeta,
     pub existing: Vec<u64>,
     pub snapshot: Option<Snapshot>,
+    pub filter: Result<ArcFilter, GraphError>,
 }
 
-/// Reads the meta row and which of `endpoints` exist, and brings `snapshot` up to that version
-/// by applying the change log in transactions of about [`CATCH_UP_ROWS`] changes (compacting it
-/// if they have grown large). The snapshot is dropped if the log no longer covers its version.
-pub fn start(runner: &mut TxRunner, endpoints: &[u64], mut snapshot: Option<Snapshot>) -> Start {
+/// Reads the meta row, which of `endpoints` exist and the filter `read_filter` builds (label
+/// names to ids: in the same transaction, so that a filtered query costs no transaction more),
+/// and brings `snapshot` up to that version by applying the change log in transactions of about
+/// [`CATCH_UP_ROWS`] changes (compacting it if they have grown large). The snapshot is dropped if
+/// the log no longer covers its version.
+pub fn start(
+    runner: &mut TxRunner,
+    endpoints: &[u64],
+    mut snapshot: Option<Snapshot>,
+    read_filter: &dyn Fn(&Local) -> Result<ArcFilter, GraphError>,
+) -> Start {
     let mut versions = 64u64;
     let started = runner.now_us();
     let mut caught_up = false;
+    let mut filter = None;
     loop {
         let behind = snapshot.as_ref().map(|s| s.version);
-        let (meta, existing, pending) = runner.run(|tx| {
+        let first = filter.is_none();
+        let (meta, existing, pending, read) = runner.run(|tx| {
+            let read = first.then(|| read_filter(&tx.db));
             let meta = meta(&tx.db);
             let existing = endpoints
                 .iter()
@@ -163,8 +176,11 @@ pub fn start(runner: &mut TxRunner, endpoints: &[u64], mut snapshot: Option<Snap
                     Some(changelog::read(&tx.db, v + 1..=to).map(|c| (to, c)))
                 }
             };
-            (meta, existing, pending)
+            (meta, existing, pending, read)
         });
+        if let Some(read) = read {
+            filter = Some(read);
+        }
         match pending {
             None => {
                 if caught_up && let Some(s) = snapshot.as_mut() {
@@ -177,6 +193,7 @@ pub fn start(runner: &mut TxRunner, endpoints: &[u64], mut snapshot: Option<Snap
                     meta,
                     existing,
                     snapshot,
+                    filter: filter.expect("read in the first transaction"),
                 };
             }
             Some(None) => {
