@@ -4,7 +4,9 @@
 use crate::schema::{Edge, EdgeLabel, NO_LABEL, VertexLabel, edge_label, vertex, vertex_label};
 use crate::types::GraphError;
 use graph_traverse::ArcFilter;
+use hashbrown::HashMap;
 use spacetimedb::{Local, ReducerContext, Table};
+use std::cell::RefCell;
 
 /// Longest label name accepted.
 pub const MAX_LABEL_NAME: usize = 64;
@@ -97,18 +99,35 @@ pub fn describe(ctx: &ReducerContext, e: &Edge) -> String {
     format!("{label} and weight {}", e.weight)
 }
 
+thread_local! {
+    /// Label ids this instance has read, by name space and name. A name keeps its id for the
+    /// database's life (labels are never removed, and ids never reused), so a hit needs no
+    /// lookup; an unknown name is looked up every time, since a write may add it.
+    static KNOWN: RefCell<HashMap<(bool, String), u32>> = RefCell::new(HashMap::new());
+}
+
 /// The ids of `names` (`""`: unlabelled); an unknown name is an error, so that a typo does not
 /// quietly match nothing.
 fn ids(db: &Local, of: Of, names: &[String]) -> Result<Vec<u32>, GraphError> {
-    names
-        .iter()
-        .map(|name| match name.is_empty() {
-            true => Ok(NO_LABEL),
-            false => of.find(db, name).ok_or_else(|| {
-                GraphError::InvalidArgument(format!("unknown {} label `{name}`", of.noun()))
-            }),
-        })
-        .collect()
+    KNOWN.with_borrow_mut(|known| {
+        names
+            .iter()
+            .map(|name| {
+                if name.is_empty() {
+                    return Ok(NO_LABEL);
+                }
+                let key = (of == Of::Vertices, name.clone());
+                if let Some(&id) = known.get(&key) {
+                    return Ok(id);
+                }
+                let id = of.find(db, name).ok_or_else(|| {
+                    GraphError::InvalidArgument(format!("unknown {} label `{name}`", of.noun()))
+                })?;
+                known.insert(key, id);
+                Ok(id)
+            })
+            .collect()
+    })
 }
 
 /// The filter that follows the edges labelled with one of `edge_labels` into the vertices
