@@ -373,54 +373,56 @@ impl VertexLabels {
 
 /// Parses `id,label` lines from any buffered reader; `name` is only used in error messages.
 pub fn parse_vertex_labels<R: BufRead>(
-    mut reader: R,
+    reader: R,
     name: &str,
 ) -> Result<VertexLabels, EdgeListError> {
     let mut out = VertexLabels::default();
-    let mut buf = Vec::with_capacity(128);
-    let mut line_no = 0u64;
-    let mut seen_data_line = false;
-    loop {
-        buf.clear();
-        line_no += 1;
-        let read = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|error| EdgeListError::Read {
-                file: name.to_owned(),
-                line: line_no,
-                error,
-            })?;
-        if read == 0 {
-            return Ok(out);
-        }
-        let line = buf.trim_ascii();
-        if line.is_empty() || line[0] == b'#' {
-            continue;
-        }
-        if !std::mem::replace(&mut seen_data_line, true) && is_csv_header(line) {
-            continue;
+    for_each_data_line(reader, name, |line, first| {
+        if first && is_csv_header(line) {
+            return Ok(());
         }
         let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(<[u8]>::trim_ascii).collect();
-        let parsed = match fields[..] {
-            [id, label] => parse_id(id).and_then(|id| Ok((id, parse_label(label)?))),
-            _ => Err(LineError::NotIdAndLabel(fields.len())),
+        let (id, label) = match fields[..] {
+            [id, label] => (parse_id(id)?, parse_label(label)?),
+            _ => return Err(LineError::NotIdAndLabel(fields.len())),
         };
-        let (id, label) = parsed.map_err(|problem| EdgeListError::Line {
-            file: name.to_owned(),
-            line: line_no,
-            problem,
-        })?;
         out.push(id, label);
-    }
+        Ok(())
+    })?;
+    Ok(out)
 }
 
 /// Parses edge rows from any buffered reader; `name` is only used in error messages.
 pub fn parse_edge_list<R: BufRead>(
-    mut reader: R,
+    reader: R,
     name: &str,
     format: Format,
 ) -> Result<EdgeList, EdgeListError> {
     let mut edges = EdgeList::new();
+    for_each_data_line(reader, name, |line, first| {
+        let (s, d, label, weight) = match format {
+            Format::Snap => parse_fields(
+                line.split(u8::is_ascii_whitespace)
+                    .filter(|f| !f.is_empty()),
+                false,
+            )?,
+            Format::Csv if first && is_csv_header(line) => return Ok(()),
+            Format::Csv => parse_fields(line.split(|&b| b == b',').map(<[u8]>::trim_ascii), true)?,
+        };
+        edges.push_with(s, d, label, weight);
+        Ok(())
+    })?;
+    Ok(edges)
+}
+
+/// Calls `row(line, first)` for each line of `reader` that is neither blank nor a `#` comment,
+/// trimmed (`first`: the first such line); a line's error comes back naming `name` and the
+/// 1-based line number.
+fn for_each_data_line<R: BufRead>(
+    mut reader: R,
+    name: &str,
+    mut row: impl FnMut(&[u8], bool) -> Result<(), LineError>,
+) -> Result<(), EdgeListError> {
     let mut buf = Vec::with_capacity(256);
     let mut line_no = 0u64;
     let mut seen_data_line = false;
@@ -435,33 +437,18 @@ pub fn parse_edge_list<R: BufRead>(
                 error,
             })?;
         if read == 0 {
-            return Ok(edges);
+            return Ok(());
         }
         let line = buf.trim_ascii();
         if line.is_empty() || line[0] == b'#' {
             continue;
         }
-        let first_data_line = !seen_data_line;
-        seen_data_line = true;
-        let parsed = match format {
-            Format::Snap => parse_fields(
-                line.split(u8::is_ascii_whitespace)
-                    .filter(|f| !f.is_empty()),
-                false,
-            ),
-            Format::Csv => {
-                if first_data_line && is_csv_header(line) {
-                    continue;
-                }
-                parse_fields(line.split(|&b| b == b',').map(<[u8]>::trim_ascii), true)
-            }
-        };
-        let (s, d, label, weight) = parsed.map_err(|problem| EdgeListError::Line {
+        let first = !std::mem::replace(&mut seen_data_line, true);
+        row(line, first).map_err(|problem| EdgeListError::Line {
             file: name.to_owned(),
             line: line_no,
             problem,
         })?;
-        edges.push_with(s, d, label, weight);
     }
 }
 

@@ -406,3 +406,65 @@ fn only_the_owner_and_granted_identities_write() {
         "{report}"
     );
 }
+
+#[test]
+fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let cli = Cli {
+        url: host.url().to_string(),
+        token: server.token().unwrap().to_string(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Sent in (src, dst) order: 1→2 road 5, 1→3 rail 1, 2→4 road 1, 3→2 rail 1.
+    let csv = file(
+        &dir,
+        "g.csv",
+        b"src,dst,label,weight\n3,2,rail,1\n1,2,road,5\n2,4,road,1\n1,3,rail,1\n",
+    );
+    // Skipping the first row must skip its label and weight too: 1→3 keeps weight 1.
+    cli.json(&["load", &csv, "--resume-from", "1"]);
+    let light = cli.json(&["weighted-path", "1", "2"]);
+    assert_eq!(
+        (&light["weight"], &light["path"]),
+        (&serde_json::json!(2.0), &serde_json::json!([1, 3, 2])),
+        "{light}"
+    );
+    assert_eq!(
+        cli.json(&["path", "1", "4", "--labels", "rail"])["status"],
+        "Unreachable"
+    );
+    cli.json(&["load", &csv]);
+    assert_eq!(
+        cli.json(&["path", "1", "2", "--labels", "road"])["path"],
+        serde_json::json!([1, 2])
+    );
+
+    // Vertex labels from a file; a bad line is named and nothing of the file is written.
+    let bad = file(&dir, "bad.csv", b"2,hub\n3\n");
+    let err = cli.fails(&["label-vertices", &bad]);
+    assert!(err.contains("line 2"), "{err}");
+    let err = cli.fails(&["path", "1", "2", "--vertex-labels", "hub"]);
+    assert!(
+        err.contains("unknown vertex label `hub`"),
+        "not even the name: {err}"
+    );
+    let labels = file(&dir, "v.csv", b"id,label\n2,hub\n3,town\n");
+    assert_eq!(cli.json(&["label-vertices", &labels])["rows"], 2);
+    assert_eq!(
+        cli.json(&["path", "1", "2", "--vertex-labels", "hub"])["path"],
+        serde_json::json!([1, 2])
+    );
+    assert_eq!(
+        cli.json(&["path", "1", "4", "--vertex-labels", "hub"])["status"],
+        "Unreachable",
+        "4 has no label"
+    );
+    // An empty name: vertices without a label.
+    assert_eq!(
+        cli.json(&["path", "1", "4", "--vertex-labels", "hub,"])["path"],
+        serde_json::json!([1, 2, 4])
+    );
+    let err = cli.fails(&["bfs", "1", "--vertex-labels", "hbu"]);
+    assert!(err.contains("unknown vertex label `hbu`"), "{err}");
+}
