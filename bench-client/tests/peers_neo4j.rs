@@ -4,12 +4,13 @@
 //!
 //! Needs `scripts/peers install neo4j` once; without it the test fails and says so.
 
-use graph_bench::system::{Query, Reply, System};
+use graph_bench::system::{Reply, System};
 use graph_bench::systems::neo4j::Neo4j;
 use graph_client::graph::Direction::{self, Both, In, Out};
 use graph_testkit::PeerServer;
 
 mod peer_checks;
+use peer_checks::{bfs, neighbor_count, shortest_path};
 
 const BIG: u64 = 900_000_000_000;
 const VERTICES: [u64; 8] = [10, 20, 30, 40, 1000, 5000, 7000, BIG];
@@ -24,40 +25,6 @@ const EDGES: [(u64, u64); 7] = [
     (5000, 7000),
 ];
 const UNKNOWN: u64 = 11;
-
-/// The peer's reply to `query`.
-fn ask(peer: &mut dyn System, query: Query) -> Reply {
-    let name = peer.name();
-    peer.answer(&query)
-        .unwrap_or_else(|e| panic!("{name} failed on {query}: {e:#}"))
-        .reply
-}
-
-fn neighbor_count(peer: &mut dyn System, vertex: u64, dir: Direction) -> Reply {
-    ask(peer, Query::NeighborCount { vertex, dir })
-}
-
-fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>) -> Reply {
-    ask(
-        peer,
-        Query::Bfs {
-            start,
-            dir,
-            max_depth,
-        },
-    )
-}
-
-fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction) -> Reply {
-    ask(
-        peer,
-        Query::ShortestPath {
-            source,
-            target,
-            dir,
-        },
-    )
-}
 
 fn load(peer: &mut Neo4j) {
     peer.clear().unwrap();

@@ -14,64 +14,10 @@ use graph_reference::ReferenceGraph;
 use graph_testkit::PeerServer;
 
 mod peer_checks;
-
-const BIG: u64 = 9_000_000_000;
-
-/// Sparse ids (one past u32), a 3-cycle 10 → 20 → 30 → 10 with the extra arc 20 → 10, a tail
-/// 10 → 40 → 50 ending in a self-loop, a source BIG → 10, a pair 1000 → 2000 joined to
-/// nothing else, and the isolated vertex 5.
-fn graph() -> (Vec<u64>, Vec<(u64, u64)>) {
-    let vertices = vec![5, 10, 20, 30, 40, 50, 1000, 2000, BIG];
-    let edges = vec![
-        (10, 20),
-        (10, 40),
-        (20, 10),
-        (20, 30),
-        (30, 10),
-        (40, 50),
-        (50, 50),
-        (1000, 2000),
-        (BIG, 10),
-    ];
-    (vertices, edges)
-}
+use peer_checks::{BIG, ask, bfs, graph, neighbor_count, shortest_path};
 
 fn path(p: &[u64]) -> Reply {
     Reply::Path(p.to_vec())
-}
-
-/// The peer's reply to `query`.
-fn ask(peer: &mut dyn System, query: Query) -> Reply {
-    let name = peer.name();
-    peer.answer(&query)
-        .unwrap_or_else(|e| panic!("{name} failed on {query}: {e:#}"))
-        .reply
-}
-
-fn neighbor_count(peer: &mut dyn System, vertex: u64, dir: Direction) -> Reply {
-    ask(peer, Query::NeighborCount { vertex, dir })
-}
-
-fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>) -> Reply {
-    ask(
-        peer,
-        Query::Bfs {
-            start,
-            dir,
-            max_depth,
-        },
-    )
-}
-
-fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction) -> Reply {
-    ask(
-        peer,
-        Query::ShortestPath {
-            source,
-            target,
-            dir,
-        },
-    )
 }
 
 #[test]

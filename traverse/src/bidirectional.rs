@@ -1,6 +1,6 @@
 use crate::{
-    Direction, ListCursor, Neighbor, NeighborSource, Progress, Work, discoveries_per_step,
-    read_page,
+    Direction, Ends, ListCursor, Neighbor, NeighborSource, Progress, Work, check_ends,
+    discoveries_per_step, read_page,
 };
 use hashbrown::HashMap;
 
@@ -187,17 +187,13 @@ impl ShortestPath {
             ..
         } = self.query;
         self.work.lookups += 2;
-        if !src.contains(source) {
-            return Some(PathOutcome::UnknownSource);
-        }
-        if !src.contains(target) {
-            return Some(PathOutcome::UnknownTarget);
-        }
-        if source == target {
-            return Some(PathOutcome::Found(vec![source]));
-        }
-        if !src.enters(target) {
-            return Some(PathOutcome::Unreachable);
+        if let Some(ends) = check_ends(src, source, target) {
+            return Some(match ends {
+                Ends::UnknownSource => PathOutcome::UnknownSource,
+                Ends::UnknownTarget => PathOutcome::UnknownTarget,
+                Ends::Same => PathOutcome::Found(vec![source]),
+                Ends::Unreachable => PathOutcome::Unreachable,
+            });
         }
         self.work.lookups += 2;
         self.forward = Side::rooted_at(source, src.degree(source, dir));

@@ -1,6 +1,6 @@
 use crate::{
-    Direction, ListCursor, Neighbor, NeighborSource, Progress, Work, discoveries_per_step,
-    read_page,
+    Direction, Ends, ListCursor, Neighbor, NeighborSource, Progress, Work, check_ends,
+    discoveries_per_step, read_page,
 };
 use hashbrown::HashMap;
 use std::cmp::Reverse;
@@ -275,20 +275,16 @@ impl WeightedPath {
     fn start<S: NeighborSource + ?Sized>(&mut self, src: &S) -> Option<WeightedOutcome> {
         let WeightedQuery { source, target, .. } = self.query;
         self.work.lookups += 2;
-        if !src.contains(source) {
-            return Some(WeightedOutcome::UnknownSource);
-        }
-        if !src.contains(target) {
-            return Some(WeightedOutcome::UnknownTarget);
-        }
-        if source == target {
-            return Some(WeightedOutcome::Found {
-                path: vec![source],
-                weight: 0.0,
+        if let Some(ends) = check_ends(src, source, target) {
+            return Some(match ends {
+                Ends::UnknownSource => WeightedOutcome::UnknownSource,
+                Ends::UnknownTarget => WeightedOutcome::UnknownTarget,
+                Ends::Same => WeightedOutcome::Found {
+                    path: vec![source],
+                    weight: 0.0,
+                },
+                Ends::Unreachable => WeightedOutcome::Unreachable,
             });
-        }
-        if !src.enters(target) {
-            return Some(WeightedOutcome::Unreachable);
         }
         self.forward = Side::rooted_at(source, self.id_bound);
         self.backward = Side::rooted_at(target, self.id_bound);

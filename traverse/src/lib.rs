@@ -167,6 +167,37 @@ pub trait NeighborSource {
     }
 }
 
+/// What a path search's endpoints settle before it searches at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ends {
+    UnknownSource,
+    UnknownTarget,
+    /// Source and target are one vertex: the path is that vertex alone.
+    Same,
+    /// The filter does not let a path enter the target.
+    Unreachable,
+}
+
+/// Checks a path search's `source` and `target` on `src` (two lookups); `None` when the search
+/// has to run.
+pub(crate) fn check_ends<S: NeighborSource + ?Sized>(
+    src: &S,
+    source: u64,
+    target: u64,
+) -> Option<Ends> {
+    if !src.contains(source) {
+        Some(Ends::UnknownSource)
+    } else if !src.contains(target) {
+        Some(Ends::UnknownTarget)
+    } else if source == target {
+        Some(Ends::Same)
+    } else if !src.enters(target) {
+        Some(Ends::Unreachable)
+    } else {
+        None
+    }
+}
+
 /// A [`NeighborSource`] whose vertices are numbered densely, in *slots* `0..slots()`, and whose
 /// lists can be read at once as slices of slots: what [`DirectionOptimizingBfs`] needs for its
 /// bitmaps and its bottom-up scans. The in-memory [`AdjacencyGraph`] offers it; a source that

@@ -43,11 +43,11 @@ pub fn ask(peer: &mut dyn System, query: Query) -> Reply {
         .reply
 }
 
-fn neighbor_count(peer: &mut dyn System, vertex: u64, dir: Direction) -> Reply {
+pub fn neighbor_count(peer: &mut dyn System, vertex: u64, dir: Direction) -> Reply {
     ask(peer, Query::NeighborCount { vertex, dir })
 }
 
-fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>) -> Reply {
+pub fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>) -> Reply {
     ask(
         peer,
         Query::Bfs {
@@ -58,7 +58,7 @@ fn bfs(peer: &mut dyn System, start: u64, dir: Direction, max_depth: Option<u32>
     )
 }
 
-fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction) -> Reply {
+pub fn shortest_path(peer: &mut dyn System, source: u64, target: u64, dir: Direction) -> Reply {
     ask(
         peer,
         Query::ShortestPath {

@@ -177,12 +177,16 @@ struct Labels {
 }
 
 impl Labels {
-    /// The edge label names and the vertex label names, for a [`Follow`].
-    fn lists(&self) -> (Vec<&str>, Vec<&str>) {
+    /// Calls `query` with the [`Follow`] these names make.
+    fn with<T>(&self, query: impl FnOnce(Follow) -> T) -> T {
         fn strs(names: &[String]) -> Vec<&str> {
             names.iter().map(String::as_str).collect()
         }
-        (strs(&self.names), strs(&self.vertex_names))
+        let (edges, vertices) = (strs(&self.names), strs(&self.vertex_names));
+        query(Follow {
+            edges: &edges,
+            vertices: &vertices,
+        })
     }
 }
 
@@ -465,12 +469,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ref labels,
             limit,
         } => {
-            let (edges, vertices) = labels.lists();
-            let follow = Follow {
-                edges: &edges,
-                vertices: &vertices,
-            };
-            let n = db.neighbors_over(v, dir, follow, limit)?.value;
+            let n = labels
+                .with(|follow| db.neighbors_over(v, dir, follow, limit))?
+                .value;
             if g.json {
                 println!(
                     "{}",
@@ -490,13 +491,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             depth,
             limit,
         } => {
-            let (edges, vertices) = labels.lists();
-            let follow = Follow {
-                edges: &edges,
-                vertices: &vertices,
-            };
-            let r = db
-                .bfs_over(v, dir, follow, depth, limit, TxOptions::default())?
+            let r = labels
+                .with(|follow| db.bfs_over(v, dir, follow, depth, limit, TxOptions::default()))?
                 .value;
             if g.json {
                 println!(
@@ -520,13 +516,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             depth,
             limit,
         } => {
-            let (edges, vertices) = labels.lists();
-            let follow = Follow {
-                edges: &edges,
-                vertices: &vertices,
-            };
-            let r = db
-                .dfs_over(v, dir, follow, depth, limit, TxOptions::default())?
+            let r = labels
+                .with(|follow| db.dfs_over(v, dir, follow, depth, limit, TxOptions::default()))?
                 .value;
             if g.json {
                 println!(
@@ -550,13 +541,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             ref labels,
             max_depth,
         } => {
-            let (edges, vertices) = labels.lists();
-            let follow = Follow {
-                edges: &edges,
-                vertices: &vertices,
-            };
-            let p = db
-                .shortest_path_over(a, b, dir, follow, max_depth, TxOptions::default())?
+            let p = labels
+                .with(|follow| {
+                    db.shortest_path_over(a, b, dir, follow, max_depth, TxOptions::default())
+                })?
                 .value;
             if g.json {
                 println!(
@@ -578,13 +566,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             dir,
             ref labels,
         } => {
-            let (edges, vertices) = labels.lists();
-            let follow = Follow {
-                edges: &edges,
-                vertices: &vertices,
-            };
-            let p = db
-                .weighted_shortest_path(a, b, dir, follow, TxOptions::default())?
+            let p = labels
+                .with(|follow| db.weighted_shortest_path(a, b, dir, follow, TxOptions::default()))?
                 .value;
             if g.json {
                 println!(
