@@ -57,8 +57,7 @@ pub fn neighbor_count_full_scan(
     direction: String,
 ) -> Result<NeighborCount, GraphError> {
     let dir = parse_direction(&direction)?;
-    let mut runner =
-        crate::tx_runner::TxRunner::new(ctx, crate::tx_runner::Yielding::Every(u32::MAX));
+    let mut runner = crate::tx_runner::TxRunner::new(ctx, u32::MAX);
     let count = runner.run(|tx| {
         let graph = scan_graph(&tx.db);
         let mut page = Vec::new();
@@ -86,8 +85,7 @@ pub fn bfs_full_scan(
 ) -> Result<BfsResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
-    let mut runner =
-        crate::tx_runner::TxRunner::new(ctx, crate::tx_runner::Yielding::Every(u32::MAX));
+    let mut runner = crate::tx_runner::TxRunner::new(ctx, u32::MAX);
     let (outcome, work) =
         runner.run(|tx| scan_and_search(&tx.db, bfs_query(start, dir, max_depth, None)));
     let mut stats = runner.finish();
@@ -106,8 +104,7 @@ pub fn shortest_path_full_scan(
 ) -> Result<PathResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
-    let mut runner =
-        crate::tx_runner::TxRunner::new(ctx, crate::tx_runner::Yielding::Every(u32::MAX));
+    let mut runner = crate::tx_runner::TxRunner::new(ctx, u32::MAX);
     let (outcome, work) = runner.run(|tx| {
         let known = tx.db.vertex().id().find(target).is_some();
         let (outcome, work) =

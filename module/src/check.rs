@@ -48,7 +48,7 @@ impl Findings {
 /// Recomputes degrees and counts from the tables and lists where the stored ones differ.
 #[procedure]
 pub fn check(ctx: &mut ProcedureContext) -> CheckReport {
-    let mut runner = TxRunner::new(ctx, crate::tx_runner::Yielding::Every(u32::MAX));
+    let mut runner = TxRunner::new(ctx, u32::MAX);
     let mut report = runner.run(|tx| {
         let stored = meta(&tx.db);
         let mut found = Findings::default();

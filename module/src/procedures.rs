@@ -11,7 +11,7 @@ use crate::pin::Pin;
 use crate::schema::{GraphMeta, meta, vertex};
 use crate::snapshot::{self, Snapshot, Start};
 use crate::source::IndexSource;
-use crate::tx_runner::{Budget, TxRunner, Yielding};
+use crate::tx_runner::{Budget, DEFAULT_YIELD_EVERY_US, TxRunner};
 use crate::types::*;
 use graph_traverse::{
     ArcFilter, Bfs, BfsOutcome, BfsQuery, Dfs, DfsOutcome, DfsQuery, Direction,
@@ -95,7 +95,7 @@ pub fn neighbor_count(
     vertex_labels: Vec<String>,
 ) -> Result<NeighborCount, GraphError> {
     let dir = parse_direction(&direction)?;
-    let mut runner = TxRunner::new(ctx, Yielding::Adaptive);
+    let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     // `out`/`in`: the degree kept in the vertex row. `both`, or a filter: a scan.
     let found = runner.run(|tx| {
         let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
@@ -148,7 +148,7 @@ pub fn neighbors(
         )));
     }
     let limit = or_default(limit, MAX_NEIGHBOR_LIMIT) as usize;
-    let mut runner = TxRunner::new(ctx, Yielding::Adaptive);
+    let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let found = runner.run(|tx| {
         let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
         let src = IndexSource {
@@ -187,8 +187,7 @@ fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64
 /// `neighbor_count`): visited count, per-level counts and the first `vertex_limit` vertices in
 /// BFS order. `max_depth` bounds the levels (none: full traversal).
 /// `tx_budget` fixes the work units per transaction (0: paced to hold each for about 2 ms) and
-/// `yield_every_us` the time between yields (0: adaptive, 2 ms while writes land, growing to
-/// 8 ms while none do).
+/// `yield_every_us` the time between yields (0: the default).
 ///
 /// Runs on this instance's snapshot of the graph, brought up to date, if it has one (as a
 /// direction-optimizing BFS); otherwise through the indexes, pinned to the version it started
@@ -215,7 +214,7 @@ pub fn bfs(
         target: None,
         collect_limit: vertex_limit as usize,
     };
-    let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let (begin, filter) = begin(&mut runner, &[start], &edge_labels, &vertex_labels, start)?;
     let on_snapshot = |src: &FilteredGraph| DirectionOptimizingBfs::new(query.clone(), src);
     if let Some(snap) = begin.snapshot {
@@ -384,7 +383,7 @@ pub fn dfs(
         max_depth,
         collect_limit: vertex_limit as usize,
     };
-    let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let (begin, filter) = begin(&mut runner, &[start], &edge_labels, &vertex_labels, start)?;
     let bound = id_bound(&begin.meta);
     if let Some(snap) = begin.snapshot {
@@ -445,7 +444,7 @@ pub fn shortest_path(
             max_depth,
         })
     };
-    let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let (begin, filter) = begin(
         &mut runner,
         &[source, target],
@@ -483,7 +482,7 @@ pub fn weighted_shortest_path(
     yield_every_us: u32,
 ) -> Result<WeightedPathResult, GraphError> {
     let dir = parse_direction(&direction)?;
-    let mut runner = TxRunner::new(ctx, Yielding::from_arg(yield_every_us));
+    let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let (begin, filter) = begin(
         &mut runner,
         &[source, target],

@@ -3,9 +3,8 @@
 //! All calls into one database share a single executor thread, and a procedure lets other
 //! reducers run only while it is suspended. So between transactions the runner *yields*
 //! (`sleep_until` a moment ahead, which suspends the procedure for up to one timer tick, ≈1 ms)
-//! whenever `yield_every_us` of wall time has passed since the last yield (by default a stretch
-//! that grows from 2 to 8 ms while no write lands, see [`MAX_YIELD_EVERY_US`]). Short queries
-//! never pay for a yield; long ones let writers in at least every stretch plus one
+//! whenever `yield_every_us` of wall time has passed since the last yield. Short queries never
+//! pay for a yield; long ones let writers in at least every `yield_every_us` plus one
 //! transaction. `sleep_until` with a negative time returns the engine clock without suspending:
 //! that is how transaction ends are timed, and those hold times pace the work [`Budget`] of the
 //! transactions that follow.
@@ -26,34 +25,10 @@ const MIN_BUDGET: u64 = 200;
 const MAX_BUDGET: u64 = 100_000;
 /// Transactions with less work than this say more about fixed costs than about a unit's cost.
 const MIN_CALIBRATION_UNITS: u64 = 200;
-/// Longest stretch of wall time a procedure runs without letting others in while writes are
-/// landing. A single-edge insert over HTTP is three executor jobs (connect, reducer,
-/// disconnect), each of which may wait for a yield; 2 ms keeps its p99 near 5 ms for ~25% more
-/// full-BFS time (`results/yield-curve/`).
+/// Longest stretch of wall time a procedure runs without letting others in, by default. A
+/// single-edge insert over HTTP is three executor jobs (connect, reducer, disconnect), each of
+/// which may wait for a yield; 2 ms keeps its p99 near 5 ms for ~25% more full-BFS time.
 pub const DEFAULT_YIELD_EVERY_US: u32 = 2_000;
-/// Longest stretch once yields keep finding that no write landed: each such yield doubles the
-/// stretch up to this, and a yield after which the graph changed brings it back to
-/// [`DEFAULT_YIELD_EVERY_US`]. A write that arrives after a quiet spell thus waits at most this
-/// long, and a yield costs about a timer tick (1–2 ms), so a long query pays for a yield every
-/// 8 ms instead of every 2 ms while nobody writes.
-pub const MAX_YIELD_EVERY_US: u32 = 8_000;
-
-/// How often a runner yields: every so many µs, or adaptively (see [`MAX_YIELD_EVERY_US`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Yielding {
-    Every(u32),
-    Adaptive,
-}
-
-impl Yielding {
-    /// `yield_every_us` as procedures take it: 0 for adaptive, otherwise fixed.
-    pub fn from_arg(yield_every_us: u32) -> Self {
-        match yield_every_us {
-            0 => Yielding::Adaptive,
-            n => Yielding::Every(n),
-        }
-    }
-}
 /// A transaction that holds longer than this is counted in `QueryStats::slow_transactions` and
 /// logged: it is longer than writers should wait.
 pub const SLOW_HOLD_US: u64 = 5_000;
@@ -108,28 +83,19 @@ pub struct TxRunner<'c> {
     started_us: i64,
     last_yield_us: i64,
     yield_every_us: i64,
-    adaptive: bool,
-    /// The graph version the last transaction read.
-    seen_version: Option<u64>,
     last_hold_us: u64,
     last_tx_start_us: i64,
 }
 
 impl<'c> TxRunner<'c> {
-    pub fn new(ctx: &'c mut ProcedureContext, yielding: Yielding) -> Self {
+    pub fn new(ctx: &'c mut ProcedureContext, yield_every_us: u32) -> Self {
         let started_us = now_us(ctx);
-        let (every, adaptive) = match yielding {
-            Yielding::Every(us) => (us, false),
-            Yielding::Adaptive => (DEFAULT_YIELD_EVERY_US, true),
-        };
         Self {
             ctx,
             stats: QueryStats::default(),
             started_us,
             last_yield_us: started_us,
-            yield_every_us: every as i64,
-            adaptive,
-            seen_version: None,
+            yield_every_us: yield_every_us as i64,
             last_hold_us: 0,
             last_tx_start_us: started_us,
         }
@@ -164,7 +130,6 @@ impl<'c> TxRunner<'c> {
         }
         s.version_end = version;
         s.transactions += 1;
-        self.seen_version = Some(version);
         s.max_hold_us = s.max_hold_us.max(hold);
         s.slow_transactions += (hold > SLOW_HOLD_US) as u32;
         s.total_hold_us += hold;
@@ -204,22 +169,12 @@ impl<'c> TxRunner<'c> {
         }
     }
 
-    /// Suspends the procedure briefly so queued reducers and procedures can run; when
-    /// adaptive, then reads the graph's version (a one-row transaction) to see whether a write
-    /// landed meanwhile, and sets the next stretch accordingly.
+    /// Suspends the procedure briefly so queued reducers and procedures can run.
     fn yield_now(&mut self, now: i64) {
         self.ctx
             .sleep_until(Timestamp::from_micros_since_unix_epoch(now + 100));
         self.last_yield_us = self.ctx.timestamp.to_micros_since_unix_epoch();
         self.stats.yields += 1;
-        if let (true, Some(before)) = (self.adaptive, self.seen_version) {
-            let version = self.ctx.with_tx(|tx| meta(&tx.db).version);
-            self.seen_version = Some(version);
-            self.yield_every_us = match version == before {
-                true => (2 * self.yield_every_us).min(MAX_YIELD_EVERY_US as i64),
-                false => DEFAULT_YIELD_EVERY_US as i64,
-            };
-        }
     }
 
     /// Feeds the last transaction's hold time and the `units` of work it did to `budget`, and
