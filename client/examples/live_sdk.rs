@@ -38,8 +38,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .graph_meta()
         .on_update(|_, _old, new| println!("graph version {}: {} edges", new.version, new.edges));
     conn.db.edge().on_insert(move |_, edge| {
-        println!("new edge {} → {}", edge.src, edge.dst);
-        let _ = seen.send(edge.dst);
+        println!("new edge {} → {}", edge.src(), edge.dst());
+        let _ = seen.send(edge.dst());
     });
 
     let (ready, applied) = mpsc::channel();
@@ -52,9 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let _ = ready.send(());
         })
         .on_error(|_, e| eprintln!("subscription failed: {e}"))
+        // Vertex 1's out-edges: the keys `1 << 32 | dst` (see `stdb_graph_client::edge_rows`).
         .subscribe([
             "SELECT * FROM graph_meta",
-            "SELECT * FROM edge WHERE src = 1",
+            "SELECT * FROM edge WHERE fwd >= 4294967296 AND fwd <= 8589934591",
         ]);
     applied.recv_timeout(Duration::from_secs(10))?;
 

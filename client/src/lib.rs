@@ -2,6 +2,7 @@
 //! WebSocket (`ws`) or the raw HTTP API (`server`), the module's generated SDK bindings
 //! (`module_bindings`, written by `scripts/generate`), and edge-list files (`edgelist`).
 
+pub mod edge_rows;
 pub mod edgelist;
 pub mod graph;
 pub mod module_bindings;

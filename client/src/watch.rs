@@ -1,9 +1,10 @@
 //! Live changes to the graph, pushed by the server over the WebSocket: a subscription to the
-//! `graph_meta` row and, optionally, to one vertex's out-edges (`SELECT * FROM edge WHERE
-//! src = V`), delivered as [`Change`]s on a channel.
+//! `graph_meta` row and, optionally, to one vertex's out-edges (a key range of `edge` and of
+//! `wide_edge`, see [`crate::edge_rows`]), delivered as [`Change`]s on a channel.
 
+use crate::edge_rows::out_edge_queries;
 use crate::graph::{ClientError, GraphDb, GraphMeta};
-use crate::module_bindings::{EdgeTableAccess, GraphMetaTableAccess};
+use crate::module_bindings::{EdgeTableAccess, GraphMetaTableAccess, WideEdgeTableAccess};
 use crate::ws::DbConnectionRef;
 use spacetimedb_sdk::{DbContext as _, Event, Table as _, TableWithPrimaryKey as _};
 use std::sync::mpsc;
@@ -36,7 +37,7 @@ pub enum Change {
 pub fn queries(vertex: Option<u64>) -> Vec<String> {
     let mut queries = vec!["SELECT * FROM graph_meta".to_string()];
     if let Some(v) = vertex {
-        queries.push(format!("SELECT * FROM edge WHERE src = {v}"));
+        queries.extend(out_edge_queries(v));
     }
     queries
 }
@@ -95,35 +96,38 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
         let _ = sent.send(Change::Meta(row.clone()));
     });
     let watched = move |src: u64| vertex == Some(src);
-    let sent = tx.clone();
-    conn.db.edge().on_insert(move |ctx, e| {
-        if live(&ctx.event) && watched(e.src) {
-            let _ = sent.send(Change::EdgeInserted {
-                src: e.src,
-                dst: e.dst,
+    // The same callbacks for both edge tables.
+    macro_rules! on_edges {
+        ($table:ident) => {
+            let sent = tx.clone();
+            conn.db.$table().on_insert(move |ctx, e| {
+                if live(&ctx.event) && watched(e.src()) {
+                    let (src, dst) = (e.src(), e.dst());
+                    let _ = sent.send(Change::EdgeInserted { src, dst });
+                }
             });
-        }
-    });
-    let sent = tx.clone();
-    conn.db.edge().on_delete(move |ctx, e| {
-        if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src) {
-            let _ = sent.send(Change::EdgeDeleted {
-                src: e.src,
-                dst: e.dst,
+            let sent = tx.clone();
+            conn.db.$table().on_delete(move |ctx, e| {
+                if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
+                    let (src, dst) = (e.src(), e.dst());
+                    let _ = sent.send(Change::EdgeDeleted { src, dst });
+                }
             });
-        }
-    });
+        };
+    }
+    on_edges!(edge);
+    on_edges!(wide_edge);
 
     let (applied, failed) = (tx.clone(), tx);
     conn.subscription_builder()
         .on_applied(move |ctx| {
             let meta = ctx.db.graph_meta().id().find(&0);
-            let mut edges: Vec<(u64, u64)> = ctx
-                .db
-                .edge()
-                .iter()
-                .filter(|e| watched(e.src))
-                .map(|e| (e.src, e.dst))
+            let (narrow, wide) = (ctx.db.edge(), ctx.db.wide_edge());
+            let narrow = narrow.iter().map(|e| (e.src(), e.dst()));
+            let wide = wide.iter().map(|e| (e.src(), e.dst()));
+            let mut edges: Vec<(u64, u64)> = narrow
+                .chain(wide)
+                .filter(|&(src, _)| watched(src))
                 .collect();
             edges.sort_unstable();
             let _ = applied.send(Change::Subscribed { meta, edges });

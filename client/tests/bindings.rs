@@ -318,12 +318,13 @@ fn reducers_and_table_rows_use_the_generated_types() {
     assert_eq!(
         edges,
         [Edge {
-            src: 1,
-            dst: 2,
+            fwd: 1 << 32 | 2,
+            rev: 2 << 32 | 1,
             label: 0,
             weight: 1.0
         }]
     );
+    assert_eq!((edges[0].src(), edges[0].dst()), (1, 2));
     reduce(
         &server,
         AddLabelledEdgesArgs {
@@ -339,17 +340,53 @@ fn reducers_and_table_rows_use_the_generated_types() {
     labels.sort_by_key(|l| l.id);
     let names: Vec<(u32, &str)> = labels.iter().map(|l| (l.id, l.name.as_str())).collect();
     assert_eq!(names, [(1, "road"), (2, "rail")]);
-    let (_, rows) = sql(&server, "SELECT * FROM edge WHERE src = 3");
+    // Vertex 3's out-edges: one key range.
+    let (_, rows) = sql(
+        &server,
+        "SELECT * FROM edge WHERE fwd >= 12884901888 AND fwd <= 17179869183",
+    );
     let edges: Vec<Edge> = rows.iter().map(decode).collect();
     assert_eq!(
         edges,
         [Edge {
-            src: 3,
-            dst: 7,
+            fwd: 3 << 32 | 7,
+            rev: 7 << 32 | 3,
             label: 2,
             weight: 2.5
         }]
     );
+    // An end of 2^32 or more: the edge is a `wide_edge` row, with 128-bit keys.
+    let big = 1u64 << 40;
+    reduce(
+        &server,
+        AddEdgesArgs {
+            src: vec![3],
+            dst: vec![big],
+        },
+    );
+    // (JSON numbers past u64 lose digits in serde_json's `Value`, so the keys are checked in
+    // SQL, exactly, and the row type through BSATN.)
+    let (fwd, rev) = (3u128 << 64 | u128::from(big), u128::from(big) << 64 | 3);
+    let query = format!("SELECT label, weight FROM wide_edge WHERE fwd = {fwd} AND rev = {rev}");
+    let (_, rows) = sql(&server, &query);
+    assert_eq!(rows.len(), 1, "{query}");
+    let row = WideEdge {
+        fwd,
+        rev,
+        label: 0,
+        weight: 1.0,
+    };
+    assert_eq!((row.src(), row.dst()), (3, big));
+    let bsatn = __sats::bsatn::to_vec(&row).unwrap();
+    assert_eq!(__sats::bsatn::from_slice::<WideEdge>(&bsatn).unwrap(), row);
+    reduce(
+        &server,
+        RemoveEdgesArgs {
+            src: vec![3],
+            dst: vec![big],
+        },
+    );
+    reduce(&server, RemoveVertexArgs { id: big });
     reduce(
         &server,
         RemoveEdgesArgs {
@@ -432,6 +469,14 @@ fn tables_and_columns_match_the_module() {
         },
     );
 
+    reduce(
+        &server,
+        AddEdgesArgs {
+            src: vec![5],
+            dst: vec![1 << 40],
+        },
+    );
+
     let tables = <RemoteModule as __sdk::SpacetimeModule>::ALL_TABLE_NAMES;
     assert_eq!(
         tables,
@@ -441,7 +486,8 @@ fn tables_and_columns_match_the_module() {
             "graph_meta",
             "traversal_result",
             "vertex",
-            "vertex_label"
+            "vertex_label",
+            "wide_edge"
         ]
     );
     for table in tables {
@@ -460,6 +506,13 @@ fn tables_and_columns_match_the_module() {
             "traversal_result" => field_names(&decode::<TraversalResult>(row)),
             "vertex" => field_names(&decode::<Vertex>(row)),
             "vertex_label" => field_names(&decode::<VertexLabel>(row)),
+            // Its u128 keys do not survive serde_json's `Value`: the names come from a row.
+            "wide_edge" => field_names(&WideEdge {
+                fwd: 0,
+                rev: 0,
+                label: 0,
+                weight: 1.0,
+            }),
             other => panic!("no generated row type for {other}"),
         };
         let mut sorted_columns = columns.clone();

@@ -6,15 +6,17 @@
 //! - `*_full_scan_reducer` reducers: the same work in a reducer, which writes its answer into
 //!   `traversal_result` for the client to read back with SQL (the pre-procedure style).
 
+use crate::edges;
 use crate::procedures::{bfs_result, path_result};
-use crate::schema::{TraversalResult, edge, traversal_result, vertex};
+use crate::schema::{TraversalResult, traversal_result, vertex};
 use crate::types::*;
 use graph_traverse::{AdjacencyGraph, Bfs, BfsOutcome, BfsQuery, Direction, PathOutcome};
 use spacetimedb::{Local, ProcedureContext, ReducerContext, Table, procedure, reducer};
 
 /// The whole graph, read with one table scan per table.
 fn scan_graph(db: &Local) -> AdjacencyGraph {
-    let arcs: Vec<(u64, u64)> = db.edge().iter().map(|e| (e.src, e.dst)).collect();
+    let mut arcs: Vec<(u64, u64)> = Vec::new();
+    edges::for_each(db, |e| arcs.push((e.src, e.dst)));
     AdjacencyGraph::new(db.vertex().iter().map(|v| v.id), &arcs)
 }
 

@@ -8,7 +8,8 @@
 //! command, not a query.
 
 use crate::changelog;
-use crate::schema::{GraphMeta, change_log, edge, meta, vertex};
+use crate::edges;
+use crate::schema::{GraphMeta, change_log, meta, vertex};
 use crate::tx_runner::TxRunner;
 use hashbrown::HashMap;
 use spacetimedb::{ProcedureContext, SpacetimeType, Table, procedure};
@@ -53,12 +54,12 @@ pub fn check(ctx: &mut ProcedureContext) -> CheckReport {
         let stored = meta(&tx.db);
         let mut found = Findings::default();
         let mut degrees: HashMap<u64, (u64, u64)> = HashMap::new();
-        let mut edges = 0u64;
-        for e in tx.db.edge().iter() {
-            edges += 1;
+        let mut arcs = 0u64;
+        edges::for_each(&tx.db, |e| {
+            arcs += 1;
             degrees.entry(e.src).or_default().0 += 1;
             degrees.entry(e.dst).or_default().1 += 1;
-        }
+        });
         let mut vertices = 0u64;
         let mut max_id = 0u64;
         for v in tx.db.vertex().iter() {
@@ -78,10 +79,10 @@ pub fn check(ctx: &mut ProcedureContext) -> CheckReport {
         for (id, (out, inc)) in degrees {
             found.add(|| format!("vertex {id} has {out} out- and {inc} in-edges but no vertex row"));
         }
-        if (stored.vertices, stored.edges) != (vertices, edges) {
+        if (stored.vertices, stored.edges) != (vertices, arcs) {
             found.add(|| {
                 format!(
-                    "graph_meta counts {} vertices and {} edges; the tables hold {vertices} and {edges}",
+                    "graph_meta counts {} vertices and {} edges; the tables hold {vertices} and {arcs}",
                     stored.vertices, stored.edges
                 )
             });
@@ -115,7 +116,7 @@ pub fn check(ctx: &mut ProcedureContext) -> CheckReport {
         CheckReport {
             meta: stored,
             vertices,
-            edges,
+            edges: arcs,
             problems: found.problems,
             listed: found.listed,
             took_us: 0,

@@ -1,7 +1,8 @@
 //! Label names ↔ the ids edges and vertices store (`edge_label`, `vertex_label`), and the label
 //! filters of queries.
 
-use crate::schema::{Edge, EdgeLabel, NO_LABEL, VertexLabel, edge_label, vertex, vertex_label};
+use crate::edges::Arc;
+use crate::schema::{EdgeLabel, NO_LABEL, VertexLabel, edge_label, vertex, vertex_label};
 use crate::types::GraphError;
 use graph_traverse::ArcFilter;
 use hashbrown::HashMap;
@@ -88,7 +89,7 @@ pub fn intern(ctx: &ReducerContext, of: Of, names: &[String]) -> Result<Vec<u32>
 }
 
 /// "label `follows` and weight 2.5", for error messages.
-pub fn describe(ctx: &ReducerContext, e: &Edge) -> String {
+pub fn describe(ctx: &ReducerContext, e: &Arc) -> String {
     let label = match e.label {
         NO_LABEL => "no label".to_string(),
         id => match Of::Edges.name(&ctx.db, id) {

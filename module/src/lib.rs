@@ -1,7 +1,7 @@
 //! SpacetimeDB 2.x graph module.
 //!
-//! A directed graph lives in two tables, `vertex` and `edge`, with B-tree indexes that make the
-//! out- and in-neighbors of a vertex one index scan each. Bulk-insert reducers load it; procedures
+//! A directed graph lives in two tables, `vertex` and `edge` (with `wide_edge` for ids of 2^32 and
+//! up), whose unique B-tree keys make the out- and in-neighbors of a vertex one index scan each. Bulk-insert reducers load it; procedures
 //! answer neighbor, BFS and shortest-path queries with the Stage-2 operator from `graph-traverse`
 //! (index-hop BFS and balanced bidirectional search) in short, measured transactions, or over an
 //! in-memory snapshot once a BFS has read a large share of the graph (`snapshot`). Stage-1
@@ -12,6 +12,7 @@ mod access;
 mod baseline;
 mod changelog;
 mod check;
+mod edges;
 mod labels;
 mod load;
 mod memory;

@@ -5,8 +5,9 @@
 
 use crate::access::check_writer;
 use crate::changelog::Changes;
+use crate::edges::{self, Arc};
 use crate::labels;
-use crate::schema::{Edge, GraphMeta, NO_LABEL, Vertex, edge, meta, save_meta, vertex};
+use crate::schema::{GraphMeta, NO_LABEL, Vertex, meta, ranged, save_meta, vertex};
 use hashbrown::HashMap;
 use spacetimedb::{ReducerContext, Table, reducer};
 
@@ -52,29 +53,67 @@ impl DegreeDeltas {
     }
 
     /// Applies the deltas, creating missing vertices (counted in `meta` and logged).
+    ///
+    /// The vertex rows are read in id order, [`READ_AHEAD`] at a time: with one range scan
+    /// when the ids are dense enough that the range holds few other rows (a bulk load touches
+    /// most vertices of a range), else with one lookup each.
     fn apply(self, ctx: &ReducerContext, meta: &mut GraphMeta, changes: &mut Changes) {
         let vertices = ctx.db.vertex();
-        for (id, (d_out, d_in)) in self.0 {
-            let shift = |degree: u32, delta: i64| (degree as i64 + delta).max(0) as u32;
-            match vertices.id().find(id) {
-                Some(row) => {
-                    vertices.id().update(Vertex {
-                        out_degree: shift(row.out_degree, d_out),
-                        in_degree: shift(row.in_degree, d_in),
-                        ..row
-                    });
+        let mut deltas: Vec<(u64, (i64, i64))> = self.0.into_iter().collect();
+        deltas.sort_unstable_by_key(|&(id, _)| id);
+        let mut rows = Vec::with_capacity(READ_AHEAD);
+        for chunk in deltas.chunks(READ_AHEAD) {
+            let (first, last) = (chunk[0].0, chunk[chunk.len() - 1].0);
+            rows.clear();
+            if last - first < 4 * chunk.len() as u64 {
+                let mut stored = ranged(vertices.id(), &vertices.__backend)
+                    .filter(first..=last)
+                    .peekable();
+                for &(id, _) in chunk {
+                    while stored.next_if(|row| row.id < id).is_some() {}
+                    rows.push(stored.next_if(|row| row.id == id));
                 }
-                None => {
-                    vertices.insert(Vertex {
-                        out_degree: shift(0, d_out),
-                        in_degree: shift(0, d_in),
-                        ..Vertex::new(id)
-                    });
-                    meta.vertices += 1;
-                    meta.max_vertex_id = meta.max_vertex_id.max(id);
-                    changes.insert_vertex(id);
-                }
+            } else {
+                rows.extend(chunk.iter().map(|&(id, _)| vertices.id().find(id)));
             }
+            for (&(id, delta), &row) in chunk.iter().zip(&rows) {
+                apply_one(ctx, id, delta, row, meta, changes);
+            }
+        }
+    }
+}
+
+/// Vertex rows read per range scan or batch of lookups.
+const READ_AHEAD: usize = 512;
+
+/// Shifts vertex `id`'s degrees by `(d_out, d_in)`; `row`: its row, or `None` to create it.
+fn apply_one(
+    ctx: &ReducerContext,
+    id: u64,
+    (d_out, d_in): (i64, i64),
+    row: Option<Vertex>,
+    meta: &mut GraphMeta,
+    changes: &mut Changes,
+) {
+    let shift = |degree: u32, delta: i64| (degree as i64 + delta).max(0) as u32;
+    let vertices = ctx.db.vertex();
+    match row {
+        Some(row) => {
+            vertices.id().update(Vertex {
+                out_degree: shift(row.out_degree, d_out),
+                in_degree: shift(row.in_degree, d_in),
+                ..row
+            });
+        }
+        None => {
+            vertices.insert(Vertex {
+                out_degree: shift(0, d_out),
+                in_degree: shift(0, d_in),
+                ..Vertex::new(id)
+            });
+            meta.vertices += 1;
+            meta.max_vertex_id = meta.max_vertex_id.max(id);
+            changes.insert_vertex(id);
         }
     }
 }
@@ -87,7 +126,7 @@ pub fn add_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(
     check_writer(ctx)?;
     let edges = pairs(src, dst)?
         .into_iter()
-        .map(|(s, d)| Edge::plain(s, d))
+        .map(|(s, d)| Arc::plain(s, d))
         .collect();
     insert_edges(ctx, edges)
 }
@@ -135,7 +174,7 @@ pub fn add_labelled_edges(
                 "edge {i} ({s} → {d}) has weight {weight}: weights must be finite and non-negative"
             ));
         }
-        edges.push(Edge {
+        edges.push(Arc {
             src: s,
             dst: d,
             label,
@@ -147,29 +186,59 @@ pub fn add_labelled_edges(
     insert_edges(ctx, edges)
 }
 
-/// Inserts `edges` (sorted by ends, no identical two), skipping those stored as they are.
-fn insert_edges(ctx: &ReducerContext, edges: Vec<Edge>) -> Result<(), String> {
-    let table = ctx.db.edge();
+/// Inserts `arcs` (sorted by ends, no identical two), skipping those stored as they are.
+///
+/// The stored arcs a batch could collide with are read with one range scan per source vertex
+/// (its arcs between the smallest and the largest target the batch gives it), not one lookup
+/// per arc: a bulk load sends each vertex's arcs together, and a scan that finds nothing costs
+/// what a lookup does.
+fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
-    for e in edges {
-        if let Some(stored) = table.by_src_dst().filter((e.src, e.dst)).next() {
-            if stored == e {
-                continue;
+    let wide = edges::any_wide(&ctx.db);
+    let mut stored = Vec::new();
+    for group in arcs.chunk_by(|a, b| a.src == b.src) {
+        let targets = group[0].dst..=group[group.len() - 1].dst;
+        stored.clear();
+        edges::list(
+            &ctx.db,
+            group[0].src,
+            false,
+            targets,
+            usize::MAX,
+            wide,
+            |a| stored.push(a),
+        );
+        let mut stored = stored.iter().peekable();
+        for (i, &e) in group.iter().enumerate() {
+            if i > 0 && group[i - 1].dst == e.dst {
+                return Err(format!(
+                    "this call gives edge {} → {} twice, with {} and with {}",
+                    e.src,
+                    e.dst,
+                    labels::describe(ctx, &group[i - 1]),
+                    labels::describe(ctx, &e)
+                ));
             }
-            return Err(format!(
-                "edge {} → {} exists with {}; this call gives it {}: remove it first to change it",
-                e.src,
-                e.dst,
-                labels::describe(ctx, &stored),
-                labels::describe(ctx, &e)
-            ));
+            while stored.next_if(|s| s.dst < e.dst).is_some() {}
+            if let Some(&existing) = stored.next_if(|s| s.dst == e.dst) {
+                if existing == e {
+                    continue;
+                }
+                return Err(format!(
+                    "edge {} → {} exists with {}; this call gives it {}: remove it first to change it",
+                    e.src,
+                    e.dst,
+                    labels::describe(ctx, &existing),
+                    labels::describe(ctx, &e)
+                ));
+            }
+            edges::insert(&ctx.db, e);
+            deltas.arc(e.src, e.dst, 1);
+            changes.insert_arc(e.src, e.dst, e.attrs());
+            m.edges += 1;
         }
-        table.insert(e);
-        deltas.arc(e.src, e.dst, 1);
-        changes.insert_arc(e.src, e.dst, e.attrs());
-        m.edges += 1;
     }
     if !deltas.0.is_empty() {
         deltas.apply(ctx, &mut m, &mut changes);
@@ -269,10 +338,7 @@ pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Resul
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
     for (src, dst) in pairs {
-        let stored = ctx.db.edge().by_src_dst().filter((src, dst)).next();
-        if let Some(e) = stored
-            && ctx.db.edge().delete(e)
-        {
+        if let Some(e) = edges::remove(&ctx.db, src, dst) {
             deltas.arc(src, dst, -1);
             changes.remove_arc(src, dst, e.attrs());
             m.edges -= 1;
@@ -295,10 +361,16 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
-    let out: Vec<Edge> = ctx.db.edge().by_src_dst().filter(id).collect();
-    let inc: Vec<Edge> = ctx.db.edge().by_dst_src().filter(id).collect();
-    for e in out.into_iter().chain(inc) {
-        if ctx.db.edge().delete(e) {
+    let wide = edges::any_wide(&ctx.db);
+    let mut touching = Vec::new();
+    for incoming in [false, true] {
+        edges::list(&ctx.db, id, incoming, 0..=u64::MAX, usize::MAX, wide, |e| {
+            touching.push(e)
+        });
+    }
+    for e in touching {
+        // A self-loop is in both lists.
+        if edges::remove(&ctx.db, e.src, e.dst).is_some() {
             deltas.arc(e.src, e.dst, -1);
             changes.remove_arc(e.src, e.dst, e.attrs());
             m.edges -= 1;
@@ -321,7 +393,7 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
 #[reducer]
 pub fn clear_graph(ctx: &ReducerContext) -> Result<(), String> {
     check_writer(ctx)?;
-    ctx.db.edge().clear();
+    edges::clear(&ctx.db);
     ctx.db.vertex().clear();
     let m = meta(&ctx.db);
     save_meta(

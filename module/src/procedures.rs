@@ -99,10 +99,7 @@ pub fn neighbor_count(
     // `out`/`in`: the degree kept in the vertex row. `both`, or a filter: a scan.
     let found = runner.run(|tx| {
         let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
-        let src = IndexSource {
-            filter: &filter,
-            ..IndexSource::now(&tx.db)
-        };
+        let src = IndexSource::new(&tx.db, None, &filter);
         let row = tx
             .db
             .vertex()
@@ -151,10 +148,7 @@ pub fn neighbors(
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let found = runner.run(|tx| {
         let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
-        let src = IndexSource {
-            filter: &filter,
-            ..IndexSource::now(&tx.db)
-        };
+        let src = IndexSource::new(&tx.db, None, &filter);
         match src.contains(vertex) {
             true => Ok(distinct_neighbors(&src, vertex, dir)),
             false => Err(GraphError::UnknownVertex(vertex)),
@@ -271,11 +265,7 @@ fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
         let progress = runner.run_at(|tx, version| {
             let mut pin = pin.borrow_mut();
             pin.follow(&tx.db, version);
-            let src = IndexSource {
-                db: &tx.db,
-                pin: Some(&pin),
-                filter,
-            };
+            let src = IndexSource::new(&tx.db, Some(&pin), filter);
             search.borrow_mut().step(&src, budget.units())
         });
         runner.observe(&mut budget, search.borrow().work().units() - before);

@@ -1,11 +1,14 @@
-//! Tables. `vertex`, `edge`, `edge_label` and `graph_meta` are public so that clients can subscribe to them and
+//! Tables. `vertex`, `edge`, `wide_edge`, `edge_label` and `graph_meta` are public so that clients can subscribe to them and
 //! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
 //! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
 //! snapshots and multi-transaction traversals follow the writes (see `changelog`); so is
 //! `graph_writer`, who may write (see `access`), and `snapshot_holder`, which instances hold a
 //! snapshot and how large it is.
 
-use spacetimedb::{Identity, ReducerContext, SpacetimeType, Table, Timestamp, table};
+use spacetimedb::table::{IndexIsRanged, TableHandleBackend};
+use spacetimedb::{
+    Identity, RangedIndex, ReducerContext, SpacetimeType, Table, Timestamp, UniqueColumn, table,
+};
 
 /// A vertex and its degrees, kept exact by every write so that the bidirectional search can
 /// weigh a frontier (sum of degrees) with one primary-key lookup per vertex.
@@ -32,41 +35,57 @@ impl Vertex {
     }
 }
 
-/// A directed edge `src → dst`, with a label (an `edge_label` id; 0: none) and a weight
-/// (finite, non-negative; 1 unless given). Edges are a set keyed by their ends: at most one row
-/// per (src, dst). The (src, dst) index gives out-neighbors as a prefix scan and lets loaders
-/// find duplicates; the (dst, src) index gives in-neighbors. Both order a vertex's arcs by
-/// neighbor id, so a hub's list can be read in pages across transactions.
-#[table(
-    accessor = edge,
-    public,
-    index(accessor = by_src_dst, btree(columns = [src, dst])),
-    index(accessor = by_dst_src, btree(columns = [dst, src]))
-)]
+/// A directed edge `src → dst` whose ends are both below 2^32 (every edge of a graph whose ids
+/// fit in 32 bits), with a label (an `edge_label` id; 0: none) and a weight (finite,
+/// non-negative; 1 unless given). Both ends are packed in one integer per direction:
+/// `fwd = src << 32 | dst` is the primary key and `rev = dst << 32 | src` is unique, so edges
+/// are a set keyed by their ends, a vertex's out-arcs are one range of `fwd` and its in-arcs one
+/// range of `rev`, each ordered by neighbor id (a hub's list can be read in pages across
+/// transactions). Two unique single-column keys cost about a third of what two (u64, u64)
+/// indexes and the engine's duplicate-row map cost (`results/engine-costs/`); read the ends
+/// with [`Edge::src`] and [`Edge::dst`], or in SQL as `fwd / 4294967296` and `fwd % 4294967296`.
+/// Edges with a larger end live in [`WideEdge`]; [`crate::edges`] hides the split.
+#[table(accessor = edge, public)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Edge {
-    pub src: u64,
-    pub dst: u64,
+    #[primary_key]
+    pub fwd: u64,
+    #[unique]
+    pub rev: u64,
     pub label: u32,
     pub weight: f32,
 }
 
 impl Edge {
-    /// An unlabelled edge of weight 1.
-    pub fn plain(src: u64, dst: u64) -> Self {
-        Self {
-            src,
-            dst,
-            label: NO_LABEL,
-            weight: 1.0,
-        }
+    pub fn src(&self) -> u64 {
+        self.fwd >> 32
     }
 
-    pub fn attrs(&self) -> graph_traverse::ArcAttrs {
-        graph_traverse::ArcAttrs {
-            label: self.label,
-            weight: self.weight,
-        }
+    pub fn dst(&self) -> u64 {
+        self.fwd & u64::from(u32::MAX)
+    }
+}
+
+/// A directed edge with an end at or above 2^32, keyed like [`Edge`] with the ends packed in
+/// 128 bits (`fwd = src << 64 | dst`, `rev = dst << 64 | src`).
+#[table(accessor = wide_edge, public)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WideEdge {
+    #[primary_key]
+    pub fwd: u128,
+    #[unique]
+    pub rev: u128,
+    pub label: u32,
+    pub weight: f32,
+}
+
+impl WideEdge {
+    pub fn src(&self) -> u64 {
+        (self.fwd >> 64) as u64
+    }
+
+    pub fn dst(&self) -> u64 {
+        self.fwd as u64
     }
 }
 
@@ -124,6 +143,17 @@ pub struct TraversalResult {
     pub query_id: u64,
     pub ordinal: u32,
     pub value: u64,
+}
+
+/// A range view of a unique column. The 2.14 bindings give a unique column only point
+/// operations, though its index is an ordinary B-tree that the host range-scans like any other
+/// (`datastore_index_scan_range_bsatn` takes any B-tree index); this reuses the column's own
+/// index marker, so the scan names the same index the engine built for the constraint.
+pub(crate) fn ranged<Tbl: Table, C, Idx: IndexIsRanged>(
+    _column: UniqueColumn<Tbl, C, Idx>,
+    backend: &TableHandleBackend,
+) -> RangedIndex<Tbl, (C,), Idx> {
+    RangedIndex::__new(backend.clone())
 }
 
 pub(crate) fn meta(db: &spacetimedb::Local) -> GraphMeta {

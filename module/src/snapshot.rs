@@ -23,9 +23,10 @@
 //! that would be one too many keeps its BFS on the indexes.
 
 use crate::changelog;
+use crate::edges;
 use crate::labels;
 use crate::memory;
-use crate::schema::{GraphMeta, NO_LABEL, SnapshotHolder, edge, meta, snapshot_holder, vertex};
+use crate::schema::{GraphMeta, NO_LABEL, SnapshotHolder, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use crate::types::GraphError;
 use graph_traverse::{AdjacencyBuilder, AdjacencyGraph, ArcFilter};
@@ -271,17 +272,11 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         let units = budget.units();
         let to = from.saturating_add(width - 1);
         let read = runner.run(|tx| {
-            let mut rows = 0u64;
-            let arcs = tx
-                .db
-                .edge()
-                .by_src_dst()
-                .filter(from..=to)
-                .inspect(|_| rows += 1)
-                .map(|e| (e.src, e.dst, e.attrs()));
+            let arcs = edges::out_of(&tx.db, from..=to, edges::any_wide(&tx.db));
+            let rows = arcs.len() as u64;
             builder
                 .borrow_mut()
-                .add_attributed_arcs(arcs)
+                .add_attributed_arcs(arcs.into_iter().map(|a| (a.src, a.dst, a.attrs())))
                 .map(|()| rows)
         });
         let rows = match read {

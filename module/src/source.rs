@@ -1,17 +1,18 @@
 //! The graph as the traversal operator sees it inside a transaction: index scans, never a table
 //! scan.
 
+use crate::edges::{self, Arc};
 use crate::labels;
 use crate::pin::Pin;
-use crate::schema::{Edge, edge, vertex};
-use graph_traverse::{ALL_ARCS, ArcFilter, Direction, ListCursor, Neighbor, NeighborSource};
+use crate::schema::vertex;
+use graph_traverse::{ArcFilter, Direction, ListCursor, Neighbor, NeighborSource};
 use spacetimedb::Local;
 
-/// Out-neighbors through the (src, dst) index, in-neighbors through the (dst, src) index,
+/// Out-neighbors through the `fwd` keys, in-neighbors through the `rev` keys (see `edges`),
 /// degrees and existence through the vertex primary key; with a [`Pin`], the graph as it was at
 /// the pinned version; only the arcs `filter` keeps.
 ///
-/// Both edge indexes order a vertex's arcs by neighbor id, so a page of a long list resumes at
+/// Both keys order a vertex's arcs by neighbor id, so a page of a long list resumes at
 /// the smallest neighbor id not yet read (`ListCursor::next`) with a range scan: edges are a
 /// set, so no arc is read twice or skipped. Under a pin, the arcs removed since the pinned
 /// version come at the end of each half of the list (a page may then exceed its `max` by them),
@@ -21,15 +22,17 @@ pub struct IndexSource<'a> {
     pub db: &'a Local,
     pub pin: Option<&'a Pin>,
     pub filter: &'a ArcFilter,
+    /// Whether `wide_edge` has rows (asked once per transaction).
+    wide: bool,
 }
 
 impl<'a> IndexSource<'a> {
-    /// The whole graph as it is in this transaction.
-    pub fn now(db: &'a Local) -> Self {
+    pub fn new(db: &'a Local, pin: Option<&'a Pin>, filter: &'a ArcFilter) -> Self {
         Self {
             db,
-            pin: None,
-            filter: &ALL_ARCS,
+            pin,
+            filter,
+            wide: edges::any_wide(db),
         }
     }
 }
@@ -46,25 +49,25 @@ impl NeighborSource for IndexSource<'_> {
         let mut room = max.max(1);
         loop {
             let incoming = cursor.incoming;
-            let from = cursor.next..;
             let before = out.len();
-            let (mut read, mut last) = (0, None);
-            let mut take = |e: Edge| {
+            let mut last = None;
+            let take = |e: Arc| {
                 let id = if incoming { e.src } else { e.dst };
-                read += 1;
                 last = Some(id);
                 out.push(Neighbor {
                     id,
                     attrs: e.attrs(),
                 });
             };
-            if incoming {
-                let arcs = self.db.edge().by_dst_src().filter((v, from));
-                arcs.take(room).for_each(&mut take);
-            } else {
-                let arcs = self.db.edge().by_src_dst().filter((v, from));
-                arcs.take(room).for_each(&mut take);
-            }
+            let read = edges::list(
+                self.db,
+                v,
+                incoming,
+                cursor.next..=u64::MAX,
+                room,
+                self.wide,
+                take,
+            );
             if let Some(pin) = self.pin {
                 keep_pinned(pin, v, incoming, out, before);
             }

@@ -14,11 +14,18 @@ use std::time::Instant;
 
 const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 
-/// A seeded random graph with sparse ids, self-loops, duplicate rows and two components.
+/// A seeded random graph with sparse ids, self-loops, duplicate rows and two components. In
+/// graphs whose seed is 3 mod 4, a quarter of the ids are 2^32 or more, so that edges are stored in both
+/// edge tables and some lists span both; one of them is 2^32 - 1, the largest narrow id.
 fn random_edges(seed: u64, vertices: u64, edges: usize) -> EdgeList {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut list = EdgeList::new();
-    let id = |i: u64| i * 1_000 + 7;
+    let wide = seed % 4 == 3;
+    let id = |i: u64| match i % 4 {
+        _ if i == 2 && wide => u64::from(u32::MAX),
+        3 if wide => (1 << 32) + i * 1_000,
+        _ => i * 1_000 + 7,
+    };
     for _ in 0..edges {
         // Power-law-ish endpoints: small indices are much more likely.
         let a = (rng.gen_range(0.0f64..1.0).powi(3) * vertices as f64) as u64;

@@ -121,14 +121,14 @@ fn path(rng: &mut ChaCha8Rng) -> String {
 
 fn sql(rng: &mut ChaCha8Rng) -> Vec<u8> {
     [
-        "SELECT * FROM edge WHERE src = 1",
+        "SELECT * FROM edge WHERE fwd = 4294967298",
         "SELECT * FROM graph_writer",
         "SELECT * FROM change_log",
         "DELETE FROM edge",
-        "INSERT INTO edge (src, dst) VALUES (1, 2)",
+        "INSERT INTO edge (fwd, rev, label, weight) VALUES (1, 2, 0, 1.0)",
         "UPDATE vertex SET out_degree = 7",
         "SELECT * FROM",
-        "SELECT COUNT(*) AS n FROM edge WHERE src = 18446744073709551616",
+        "SELECT COUNT(*) AS n FROM edge WHERE fwd = 18446744073709551616",
         "DROP TABLE edge",
         "\u{0}\u{1}",
     ]

@@ -125,9 +125,91 @@ impl<'ctx> __sdk::WithDelete for EdgeTableHandle<'ctx> {
     }
 }
 
+pub struct EdgeUpdateCallbackId(__sdk::CallbackId);
+
+impl<'ctx> __sdk::TableWithPrimaryKey for EdgeTableHandle<'ctx> {
+    type UpdateCallbackId = EdgeUpdateCallbackId;
+
+    fn on_update(
+        &self,
+        callback: impl FnMut(&Self::EventContext, &Self::Row, &Self::Row) + Send + 'static,
+    ) -> EdgeUpdateCallbackId {
+        EdgeUpdateCallbackId(self.imp.on_update(Box::new(callback)))
+    }
+
+    fn remove_on_update(&self, callback: EdgeUpdateCallbackId) {
+        self.imp.remove_on_update(callback.0)
+    }
+}
+
+impl<'ctx> __sdk::WithUpdate for EdgeTableHandle<'ctx> {
+    type UpdateCallbackId = EdgeUpdateCallbackId;
+
+    fn on_update(
+        &self,
+        callback: impl FnMut(&Self::EventContext, &Self::Row, &Self::Row) + Send + 'static,
+    ) -> EdgeUpdateCallbackId {
+        EdgeUpdateCallbackId(self.imp.on_update(Box::new(callback)))
+    }
+
+    fn remove_on_update(&self, callback: EdgeUpdateCallbackId) {
+        self.imp.remove_on_update(callback.0)
+    }
+}
+
+/// The unique column `fwd` of the table `edge`:
+/// `ctx.db.edge().fwd().find(&value)`.
+pub struct EdgeFwdUnique<'ctx> {
+    imp: __sdk::UniqueConstraintHandle<Edge, u64>,
+    phantom: std::marker::PhantomData<&'ctx super::RemoteTables>,
+}
+
+impl<'ctx> EdgeTableHandle<'ctx> {
+    /// Lookups by the unique column `fwd`.
+    pub fn fwd(&self) -> EdgeFwdUnique<'ctx> {
+        EdgeFwdUnique {
+            imp: self.imp.get_unique_constraint::<u64>("fwd"),
+            phantom: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'ctx> EdgeFwdUnique<'ctx> {
+    /// The cached row whose `fwd` equals `col_val`, if the subscriptions hold it.
+    pub fn find(&self, col_val: &u64) -> Option<Edge> {
+        self.imp.find(col_val)
+    }
+}
+
+/// The unique column `rev` of the table `edge`:
+/// `ctx.db.edge().rev().find(&value)`.
+pub struct EdgeRevUnique<'ctx> {
+    imp: __sdk::UniqueConstraintHandle<Edge, u64>,
+    phantom: std::marker::PhantomData<&'ctx super::RemoteTables>,
+}
+
+impl<'ctx> EdgeTableHandle<'ctx> {
+    /// Lookups by the unique column `rev`.
+    pub fn rev(&self) -> EdgeRevUnique<'ctx> {
+        EdgeRevUnique {
+            imp: self.imp.get_unique_constraint::<u64>("rev"),
+            phantom: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'ctx> EdgeRevUnique<'ctx> {
+    /// The cached row whose `rev` equals `col_val`, if the subscriptions hold it.
+    pub fn find(&self, col_val: &u64) -> Option<Edge> {
+        self.imp.find(col_val)
+    }
+}
+
 #[doc(hidden)]
 pub(super) fn register_table(client_cache: &mut __sdk::ClientCache<super::RemoteModule>) {
     let _table = client_cache.get_or_make_table::<Edge>("edge");
+    _table.add_unique_constraint::<u64>("fwd", |row| &row.fwd);
+    _table.add_unique_constraint::<u64>("rev", |row| &row.rev);
 }
 
 #[doc(hidden)]

@@ -9,8 +9,8 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 #[derive(__lib::ser::Serialize, __lib::de::Deserialize, Clone, PartialEq, Debug)]
 #[sats(crate = __lib)]
 pub struct Edge {
-    pub src: u64,
-    pub dst: u64,
+    pub fwd: u64,
+    pub rev: u64,
     pub label: u32,
     pub weight: f32,
 }
@@ -21,8 +21,8 @@ impl __sdk::InModule for Edge {
 
 /// The columns of the table `edge` for the query builder's filters.
 pub struct EdgeCols {
-    pub src: __sdk::__query_builder::Col<Edge, u64>,
-    pub dst: __sdk::__query_builder::Col<Edge, u64>,
+    pub fwd: __sdk::__query_builder::Col<Edge, u64>,
+    pub rev: __sdk::__query_builder::Col<Edge, u64>,
     pub label: __sdk::__query_builder::Col<Edge, u32>,
     pub weight: __sdk::__query_builder::Col<Edge, f32>,
 }
@@ -31,8 +31,8 @@ impl __sdk::__query_builder::HasCols for Edge {
     type Cols = EdgeCols;
     fn cols(table_name: &'static str) -> Self::Cols {
         EdgeCols {
-            src: __sdk::__query_builder::Col::new(table_name, "src"),
-            dst: __sdk::__query_builder::Col::new(table_name, "dst"),
+            fwd: __sdk::__query_builder::Col::new(table_name, "fwd"),
+            rev: __sdk::__query_builder::Col::new(table_name, "rev"),
             label: __sdk::__query_builder::Col::new(table_name, "label"),
             weight: __sdk::__query_builder::Col::new(table_name, "weight"),
         }
@@ -40,12 +40,18 @@ impl __sdk::__query_builder::HasCols for Edge {
 }
 
 /// The indexed columns of the table `edge`, which the query builder can join on.
-pub struct EdgeIxCols {}
+pub struct EdgeIxCols {
+    pub fwd: __sdk::__query_builder::IxCol<Edge, u64>,
+    pub rev: __sdk::__query_builder::IxCol<Edge, u64>,
+}
 
 impl __sdk::__query_builder::HasIxCols for Edge {
     type IxCols = EdgeIxCols;
     fn ix_cols(table_name: &'static str) -> Self::IxCols {
-        EdgeIxCols {}
+        EdgeIxCols {
+            fwd: __sdk::__query_builder::IxCol::new(table_name, "fwd"),
+            rev: __sdk::__query_builder::IxCol::new(table_name, "rev"),
+        }
     }
 }
 

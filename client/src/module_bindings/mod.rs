@@ -58,6 +58,8 @@ pub mod vertex_table;
 pub mod vertex_type;
 pub mod weighted_path_result_type;
 pub mod weighted_shortest_path_procedure;
+pub mod wide_edge_table;
+pub mod wide_edge_type;
 
 pub use add_edges_reducer::add_edges;
 pub use add_labelled_edges_reducer::add_labelled_edges;
@@ -111,6 +113,8 @@ pub use vertex_table::*;
 pub use vertex_type::Vertex;
 pub use weighted_path_result_type::WeightedPathResult;
 pub use weighted_shortest_path_procedure::weighted_shortest_path;
+pub use wide_edge_table::*;
+pub use wide_edge_type::WideEdge;
 
 /// A call of one of the module's reducers, with its arguments: the SDK reports it in
 /// [`__sdk::ReducerEvent`]s.
@@ -284,6 +288,7 @@ pub struct DbUpdate {
     traversal_result: __sdk::TableUpdate<TraversalResult>,
     vertex: __sdk::TableUpdate<Vertex>,
     vertex_label: __sdk::TableUpdate<VertexLabel>,
+    wide_edge: __sdk::TableUpdate<WideEdge>,
 }
 
 impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
@@ -310,6 +315,9 @@ impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
                 "vertex_label" => db_update
                     .vertex_label
                     .append(vertex_label_table::parse_table_update(table_update)?),
+                "wide_edge" => db_update
+                    .wide_edge
+                    .append(wide_edge_table::parse_table_update(table_update)?),
                 unknown => {
                     return Err(__sdk::InternalError::unknown_name(
                         "table",
@@ -334,7 +342,9 @@ impl __sdk::DbUpdate for DbUpdate {
         cache: &mut __sdk::ClientCache<RemoteModule>,
     ) -> AppliedDiff<'_> {
         let mut diff = AppliedDiff::default();
-        diff.edge = cache.apply_diff_to_table::<Edge>("edge", &self.edge);
+        diff.edge = cache
+            .apply_diff_to_table::<Edge>("edge", &self.edge)
+            .with_updates_by_pk(|row| &row.fwd);
         diff.edge_label = cache
             .apply_diff_to_table::<EdgeLabel>("edge_label", &self.edge_label)
             .with_updates_by_pk(|row| &row.id);
@@ -350,6 +360,9 @@ impl __sdk::DbUpdate for DbUpdate {
         diff.vertex_label = cache
             .apply_diff_to_table::<VertexLabel>("vertex_label", &self.vertex_label)
             .with_updates_by_pk(|row| &row.id);
+        diff.wide_edge = cache
+            .apply_diff_to_table::<WideEdge>("wide_edge", &self.wide_edge)
+            .with_updates_by_pk(|row| &row.fwd);
         diff
     }
 
@@ -375,6 +388,9 @@ impl __sdk::DbUpdate for DbUpdate {
                     .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
                 "vertex_label" => db_update
                     .vertex_label
+                    .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
+                "wide_edge" => db_update
+                    .wide_edge
                     .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
                 unknown => {
                     return Err(
@@ -409,6 +425,9 @@ impl __sdk::DbUpdate for DbUpdate {
                 "vertex_label" => db_update
                     .vertex_label
                     .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
+                "wide_edge" => db_update
+                    .wide_edge
+                    .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
                 unknown => {
                     return Err(
                         __sdk::InternalError::unknown_name("table", unknown, "QueryRows").into(),
@@ -430,6 +449,7 @@ pub struct AppliedDiff<'r> {
     traversal_result: __sdk::TableAppliedDiff<'r, TraversalResult>,
     vertex: __sdk::TableAppliedDiff<'r, Vertex>,
     vertex_label: __sdk::TableAppliedDiff<'r, VertexLabel>,
+    wide_edge: __sdk::TableAppliedDiff<'r, WideEdge>,
     // Uses `'r` even when the module has no tables.
     __unused: std::marker::PhantomData<&'r ()>,
 }
@@ -458,6 +478,7 @@ impl<'r> __sdk::AppliedDiff<'r> for AppliedDiff<'r> {
             &self.vertex_label,
             event,
         );
+        callbacks.invoke_table_row_callbacks::<WideEdge>("wide_edge", &self.wide_edge, event);
     }
 }
 
@@ -1059,6 +1080,7 @@ impl __sdk::SpacetimeModule for RemoteModule {
         traversal_result_table::register_table(client_cache);
         vertex_table::register_table(client_cache);
         vertex_label_table::register_table(client_cache);
+        wide_edge_table::register_table(client_cache);
     }
 
     const ALL_TABLE_NAMES: &'static [&'static str] = &[
@@ -1068,5 +1090,6 @@ impl __sdk::SpacetimeModule for RemoteModule {
         "traversal_result",
         "vertex",
         "vertex_label",
+        "wide_edge",
     ];
 }

@@ -1,0 +1,220 @@
+//! The edge store: every read and write of an edge goes through here, so that the rest of the
+//! module sees arcs `src → dst` with their attributes and never the packed keys.
+//!
+//! An edge whose ends are both below 2^32 is an [`Edge`] row keyed by two packed `u64`s; any
+//! other edge is a [`WideEdge`] row keyed by two packed `u128`s (see `schema`). A vertex's list
+//! is one range per table: for a vertex below 2^32, its neighbors in `edge` are all below 2^32
+//! and those in `wide_edge` all at or above it, so reading `edge` first and `wide_edge` second
+//! gives the list in neighbor order.
+
+use crate::schema::ranged;
+use crate::schema::{Edge, NO_LABEL, WideEdge, edge, wide_edge};
+use graph_traverse::ArcAttrs;
+use spacetimedb::{Local, Table};
+use std::ops::RangeInclusive;
+
+/// Ids below this fit in half of a packed `u64` key.
+const SPLIT: u64 = 1 << 32;
+const LOW: u64 = SPLIT - 1;
+
+/// A directed edge with its attributes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Arc {
+    pub src: u64,
+    pub dst: u64,
+    pub label: u32,
+    pub weight: f32,
+}
+
+impl Arc {
+    /// An unlabelled arc of weight 1.
+    pub fn plain(src: u64, dst: u64) -> Self {
+        Self {
+            src,
+            dst,
+            label: NO_LABEL,
+            weight: 1.0,
+        }
+    }
+
+    pub fn attrs(&self) -> ArcAttrs {
+        ArcAttrs {
+            label: self.label,
+            weight: self.weight,
+        }
+    }
+
+    fn is_narrow(&self) -> bool {
+        self.src < SPLIT && self.dst < SPLIT
+    }
+}
+
+impl From<Edge> for Arc {
+    fn from(e: Edge) -> Self {
+        Self {
+            src: e.src(),
+            dst: e.dst(),
+            label: e.label,
+            weight: e.weight,
+        }
+    }
+}
+
+impl From<WideEdge> for Arc {
+    fn from(e: WideEdge) -> Self {
+        Self {
+            src: e.src(),
+            dst: e.dst(),
+            label: e.label,
+            weight: e.weight,
+        }
+    }
+}
+
+/// `hi` and `lo` (both below 2^32) in one key ordered by `hi`, then `lo`.
+fn pack(hi: u64, lo: u64) -> u64 {
+    hi << 32 | lo
+}
+
+fn pack_wide(hi: u64, lo: u64) -> u128 {
+    u128::from(hi) << 64 | u128::from(lo)
+}
+
+/// The stored arc `src → dst`, if any.
+pub fn find(db: &Local, src: u64, dst: u64) -> Option<Arc> {
+    let probe = Arc::plain(src, dst);
+    if probe.is_narrow() {
+        db.edge().fwd().find(pack(src, dst)).map(Arc::from)
+    } else {
+        db.wide_edge()
+            .fwd()
+            .find(pack_wide(src, dst))
+            .map(Arc::from)
+    }
+}
+
+/// Stores `arc`, which must not be stored yet (with any attributes).
+pub fn insert(db: &Local, arc: Arc) {
+    let Arc {
+        src,
+        dst,
+        label,
+        weight,
+    } = arc;
+    if arc.is_narrow() {
+        db.edge().insert(Edge {
+            fwd: pack(src, dst),
+            rev: pack(dst, src),
+            label,
+            weight,
+        });
+    } else {
+        db.wide_edge().insert(WideEdge {
+            fwd: pack_wide(src, dst),
+            rev: pack_wide(dst, src),
+            label,
+            weight,
+        });
+    }
+}
+
+/// Removes the arc `src → dst` and returns it, if it was stored.
+pub fn remove(db: &Local, src: u64, dst: u64) -> Option<Arc> {
+    let stored = find(db, src, dst)?;
+    if stored.is_narrow() {
+        db.edge().fwd().delete(pack(src, dst));
+    } else {
+        db.wide_edge().fwd().delete(pack_wide(src, dst));
+    }
+    Some(stored)
+}
+
+/// Whether any edge has an end at or above 2^32 (then lists read `wide_edge` too). One row
+/// count, meant to be asked once per transaction.
+pub fn any_wide(db: &Local) -> bool {
+    db.wide_edge().count() > 0
+}
+
+/// Calls `each` with `v`'s arcs in one direction (out-arcs, or with `incoming` in-arcs) to
+/// the neighbors in `neighbors`, in neighbor order, at most `max` of them; `wide`: what
+/// [`any_wide`] said in this transaction. Returns how many it read.
+pub fn list(
+    db: &Local,
+    v: u64,
+    incoming: bool,
+    neighbors: RangeInclusive<u64>,
+    max: usize,
+    wide: bool,
+    mut each: impl FnMut(Arc),
+) -> usize {
+    let (from, to) = (*neighbors.start(), *neighbors.end());
+    let mut read = 0;
+    if v < SPLIT && from < SPLIT && from <= to {
+        let keys = pack(v, from)..=pack(v, to.min(LOW));
+        let table = db.edge();
+        let rows: Box<dyn Iterator<Item = Edge>> = if incoming {
+            Box::new(ranged(table.rev(), &table.__backend).filter(keys))
+        } else {
+            Box::new(ranged(table.fwd(), &table.__backend).filter(keys))
+        };
+        for row in rows.take(max) {
+            each(row.into());
+            read += 1;
+        }
+    }
+    if wide && read < max && from <= to {
+        let keys = pack_wide(v, from)..=pack_wide(v, to);
+        let table = db.wide_edge();
+        let rows: Box<dyn Iterator<Item = WideEdge>> = if incoming {
+            Box::new(ranged(table.rev(), &table.__backend).filter(keys))
+        } else {
+            Box::new(ranged(table.fwd(), &table.__backend).filter(keys))
+        };
+        for row in rows.take(max - read) {
+            each(row.into());
+            read += 1;
+        }
+    }
+    read
+}
+
+/// Every arc out of a vertex in `sources`, in (src, dst) order; `wide` as for [`list`].
+pub fn out_of(db: &Local, sources: RangeInclusive<u64>, wide: bool) -> Vec<Arc> {
+    let (first, last) = (*sources.start(), *sources.end());
+    let mut arcs: Vec<Arc> = Vec::new();
+    if first < SPLIT {
+        let keys = pack(first, 0)..=pack(last.min(LOW), LOW);
+        let table = db.edge();
+        arcs.extend(
+            ranged(table.fwd(), &table.__backend)
+                .filter(keys)
+                .map(Arc::from),
+        );
+    }
+    if wide {
+        let keys = pack_wide(first, 0)..=pack_wide(last, u64::MAX);
+        let table = db.wide_edge();
+        let before = arcs.len();
+        arcs.extend(
+            ranged(table.fwd(), &table.__backend)
+                .filter(keys)
+                .map(Arc::from),
+        );
+        if arcs.len() > before {
+            arcs.sort_unstable_by_key(|a| (a.src, a.dst));
+        }
+    }
+    arcs
+}
+
+/// Calls `each` with every arc, in no particular order (a full scan of both tables).
+pub fn for_each(db: &Local, mut each: impl FnMut(Arc)) {
+    db.edge().iter().for_each(|e| each(e.into()));
+    db.wide_edge().iter().for_each(|e| each(e.into()));
+}
+
+/// Removes every edge.
+pub fn clear(db: &Local) {
+    db.edge().clear();
+    db.wide_edge().clear();
+}
