@@ -3,6 +3,7 @@
 
 pub mod contention;
 pub mod datasets;
+pub mod ingest;
 pub mod live;
 pub mod load;
 pub mod measure;

@@ -608,6 +608,16 @@ impl GraphDb {
     pub fn load(
         &self,
         edges: &EdgeList,
+        progress: impl FnMut(usize),
+    ) -> Result<LoadOutcome, LoadError> {
+        self.load_in_batches(edges, MAX_BATCH_EDGES, progress)
+    }
+
+    /// [`GraphDb::load`] in calls of at most `batch` edges (and at most [`MAX_BATCH_EDGES`]).
+    pub fn load_in_batches(
+        &self,
+        edges: &EdgeList,
+        batch: usize,
         mut progress: impl FnMut(usize),
     ) -> Result<LoadOutcome, LoadError> {
         let failed = |acknowledged, source| LoadError {
@@ -619,7 +629,7 @@ impl GraphDb {
         let mut acknowledged = 0;
         let mut calls = 0u64;
         while acknowledged < edges.len() {
-            let end = batch_end(edges, acknowledged, body_limit);
+            let end = batch_end(edges, acknowledged, batch, body_limit);
             let mut attempt = 0;
             loop {
                 match self.add_rows(edges, acknowledged..end) {
@@ -1108,10 +1118,11 @@ fn answer<T: Send + 'static>(
     move |_, r| reply(r.map_err(|e| e.to_string()))
 }
 
-/// End of the batch starting at `start`: at most [`MAX_BATCH_EDGES`] edges, and with
-/// `body_limit` a JSON body under [`MAX_BODY_BYTES`] (each id costs its digits plus a comma).
-fn batch_end(edges: &EdgeList, start: usize, body_limit: bool) -> usize {
-    let end = edges.len().min(start + MAX_BATCH_EDGES);
+/// End of the batch starting at `start`: at most `batch` (≥ 1, ≤ [`MAX_BATCH_EDGES`]) edges,
+/// and with `body_limit` a JSON body under [`MAX_BODY_BYTES`] (each id costs its digits plus a
+/// comma).
+fn batch_end(edges: &EdgeList, start: usize, batch: usize, body_limit: bool) -> usize {
+    let end = edges.len().min(start + batch.clamp(1, MAX_BATCH_EDGES));
     if !body_limit {
         return end;
     }
@@ -1166,20 +1177,31 @@ mod tests {
         for i in 0..450_000u64 {
             small.push(i % 10, i % 7);
         }
-        assert_eq!(batch_end(&small, 0, true), MAX_BATCH_EDGES);
+        assert_eq!(batch_end(&small, 0, MAX_BATCH_EDGES, true), MAX_BATCH_EDGES);
         let mut big = EdgeList::new();
         for i in 0..200_000u64 {
             big.push(u64::MAX - i, u64::MAX);
         }
-        let end = batch_end(&big, 0, true);
+        let end = batch_end(&big, 0, MAX_BATCH_EDGES, true);
         let body = serde_json::json!([&big.src[..end], &big.dst[..end]]).to_string();
         assert!(
             body.len() <= MAX_BODY_BYTES && end > 40_000,
             "{end} edges, {} bytes",
             body.len()
         );
-        assert_eq!(batch_end(&big, 0, false), MAX_BATCH_EDGES);
-        assert_eq!(batch_end(&big, big.len(), true), big.len());
+        assert_eq!(batch_end(&big, 0, MAX_BATCH_EDGES, false), MAX_BATCH_EDGES);
+        assert_eq!(batch_end(&big, big.len(), MAX_BATCH_EDGES, true), big.len());
+        assert_eq!(
+            batch_end(&small, 10, 1_000, false),
+            1_010,
+            "a smaller batch"
+        );
+        assert_eq!(
+            batch_end(&small, 0, 0, false),
+            1,
+            "at least one edge per call"
+        );
+        assert_eq!(batch_end(&small, 0, usize::MAX, false), MAX_BATCH_EDGES);
     }
 
     #[test]

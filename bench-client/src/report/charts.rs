@@ -29,7 +29,7 @@ const FONT: &str = "sans-serif";
 
 /// Distinct colours for modes, in order of first appearance (enough for every mode and the
 /// round trip); red is kept for the target line.
-const PALETTE: [RGBColor; 10] = [
+pub(crate) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -85,7 +85,7 @@ pub fn render(report: &Report) -> anyhow::Result<Vec<Png>> {
 
 /// Makes DejaVu Sans plotters' sans-serif font, once per process (ab_glyph reads no system
 /// fonts). Its bytes must live for `'static`, so the file is read once and leaked (~750 KB).
-fn register_font() -> anyhow::Result<()> {
+pub(crate) fn register_font() -> anyhow::Result<()> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     let register = || {
         let (path, bytes) = find_font(&FONT_PATHS)?;
@@ -500,7 +500,7 @@ impl Chart<'_> {
 
 /// Encodes with `png` directly: plotters' `bitmap_encoder` would bring the `image` crate with
 /// JPEG and BMP codecs for the same result.
-fn encode_png((width, height): (u32, u32), rgb: &[u8]) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn encode_png((width, height): (u32, u32), rgb: &[u8]) -> anyhow::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgb);

@@ -65,6 +65,9 @@ enum Command {
         /// error of an interrupted load says which N).
         #[arg(long, default_value_t = 0)]
         resume_from: usize,
+        /// Edges per call, at most 200,000 (over HTTP, also at most what fits a 2 MB body).
+        #[arg(long, default_value_t = graph_client::graph::MAX_BATCH_EDGES)]
+        batch: usize,
     },
     /// Give vertices labels from a CSV file of `id,label` lines (optionally .gz; an empty
     /// label removes one), creating missing vertices. Idempotent.
@@ -381,7 +384,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Load { file, resume_from } => {
+        Command::Load {
+            file,
+            resume_from,
+            batch,
+        } => {
             // The whole file is parsed first: a malformed line stops the load before any call.
             let rows = read_edge_list(&file)?;
             let summary = rows.summary();
@@ -395,7 +402,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 "{bar:40} {pos}/{len} edges ({per_sec})",
             )?);
             bar.set_position(skip as u64);
-            let result = db.load(&rest, |acked| bar.set_position((skip + acked) as u64));
+            let result = db.load_in_batches(&rest, batch, |acked| {
+                bar.set_position((skip + acked) as u64)
+            });
             bar.finish_and_clear();
             let outcome = match result {
                 Ok(outcome) => outcome,

@@ -1,0 +1,70 @@
+//! The ingestion matrix: graph sizes × edges per call × transport, each cell loaded into a fresh,
+//! durable graph-host (see `graph_bench::ingest`). `scripts/bench-ingest` runs it.
+
+use anyhow::Context;
+use clap::Parser;
+use graph_bench::datasets::DatasetSpec;
+use graph_bench::ingest::run_matrix;
+use graph_client::graph::TransportKind;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    about = "Ingestion matrix: load samples of a dataset of several sizes, in calls of \
+several sizes, over each transport, one fresh durable graph-host per cell; edges/s, RSS, bytes \
+per edge and on-disk size as JSONL, CSV, Markdown and a chart."
+)]
+struct Args {
+    /// The graph-host binary to start for each cell.
+    #[arg(long, env = "HOST_BIN")]
+    host_bin: PathBuf,
+    /// The module wasm to publish into each host.
+    #[arg(long, env = "MODULE_WASM")]
+    publish: PathBuf,
+    /// The graph whose seeded samples are loaded (graph-bench's --dataset).
+    #[arg(long, default_value = "lj")]
+    dataset: DatasetSpec,
+    /// Edges per graph (samples of the dataset; its whole size at most).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "100000,1000000,10000000,34681189"
+    )]
+    sizes: Vec<usize>,
+    /// Edges per call.
+    #[arg(long, value_delimiter = ',', default_value = "20000,200000")]
+    batches: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_value = "ws,http")]
+    transports: Vec<TransportKind>,
+    /// Port each cell's host listens on (one at a time).
+    #[arg(long, default_value_t = 3300)]
+    port: u16,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    #[arg(long, default_value = "results/ingest")]
+    out: PathBuf,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let arcs = args
+        .dataset
+        .load(args.seed)
+        .with_context(|| format!("building {}", args.dataset))?;
+    println!("{}: {} arcs", args.dataset, arcs.len());
+    let written = run_matrix(
+        &args.host_bin,
+        args.port,
+        &args.publish,
+        &arcs,
+        &args.sizes,
+        &args.batches,
+        &args.transports,
+        args.seed,
+        &args.out,
+    )?;
+    for path in written {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
