@@ -90,12 +90,18 @@ fn load_query_and_errors() {
     );
     assert!(cli.fails(&["neighbors", "1"]).contains("unknown vertex 1"));
 
-    // Loading twice leaves the same graph (duplicates and re-sent rows are harmless).
-    let first = cli.json(&["load", &snap]);
+    // Loading twice leaves the same graph (duplicates and re-sent rows are harmless); the first
+    // time in calls of two edges, where the already stored 5→4 and 7→8 share calls with new ones.
+    let first = cli.json(&["load", &snap, "--batch", "2"]);
+    let version = cli.json(&["stats"])["version"].as_u64().unwrap();
     assert_eq!(
         (first["vertices"].as_u64(), first["edges"].as_u64()),
         (Some(8), Some(7)),
         "{first}"
+    );
+    assert!(
+        version >= 4,
+        "7 edges in calls of 2 are 4 calls: version {version}"
     );
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(SNAP.as_bytes()).unwrap();

@@ -9,7 +9,7 @@ use crate::edges::{self, Arc};
 use crate::labels;
 use crate::schema::{GraphMeta, NO_LABEL, Vertex, meta, ranged, save_meta, vertex};
 use hashbrown::HashMap;
-use spacetimedb::{ReducerContext, Table, reducer};
+use spacetimedb::{Local, ReducerContext, Table, reducer};
 
 /// Most edges (or vertices) one call may carry. Two JSON arrays of 200K ids stay well within a
 /// 2 MB HTTP body for ids up to 10^6; clients split larger inputs.
@@ -189,9 +189,9 @@ pub fn add_labelled_edges(
 /// Inserts `arcs` (sorted by ends, no identical two), skipping those stored as they are.
 ///
 /// The stored arcs a batch could collide with are read with one range scan per source vertex
-/// (its arcs between the smallest and the largest target the batch gives it), not one lookup
-/// per arc: a bulk load sends each vertex's arcs together, and a scan that finds nothing costs
-/// what a lookup does.
+/// (its arcs between the smallest and the largest target the batch gives it) where that pays
+/// (see [`scan_pays`]), else with one lookup per arc: a bulk load sends each vertex's arcs
+/// together, and a scan that finds nothing costs what a lookup does.
 fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
@@ -199,17 +199,19 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     let wide = edges::any_wide(&ctx.db);
     let mut stored = Vec::new();
     for group in arcs.chunk_by(|a, b| a.src == b.src) {
-        let targets = group[0].dst..=group[group.len() - 1].dst;
+        let (src, targets) = (group[0].src, group[0].dst..=group[group.len() - 1].dst);
         stored.clear();
-        edges::list(
-            &ctx.db,
-            group[0].src,
-            false,
-            targets,
-            usize::MAX,
-            wide,
-            |a| stored.push(a),
-        );
+        if scan_pays(&ctx.db, src, group.len()) {
+            edges::list(&ctx.db, src, false, targets, usize::MAX, wide, |a| {
+                stored.push(a)
+            });
+        } else {
+            stored.extend(
+                group
+                    .iter()
+                    .filter_map(|e| edges::find(&ctx.db, e.src, e.dst)),
+            );
+        }
         let mut stored = stored.iter().peekable();
         for (i, &e) in group.iter().enumerate() {
             if i > 0 && group[i - 1].dst == e.dst {
@@ -245,6 +247,18 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
         save_meta(ctx, m, changes);
     }
     Ok(())
+}
+
+/// Whether one range scan over `src`'s stored arcs finds the `arcs` a batch gives it more
+/// cheaply than a lookup each: for a new or small vertex; not for a few arcs of a hub, where a
+/// scan between their targets could read most of its list.
+fn scan_pays(db: &Local, src: u64, arcs: usize) -> bool {
+    arcs >= 4
+        && db
+            .vertex()
+            .id()
+            .find(src)
+            .is_none_or(|v| v.out_degree as usize <= 8 * arcs)
 }
 
 /// Inserts vertices (without edges); existing ones are left as they are.

@@ -675,3 +675,36 @@ fn slow_transactions_are_counted_and_logged() {
     check_stats(&result.stats, "paced bfs");
     assert!(result.stats.transactions > 1, "{:?}", result.stats);
 }
+
+/// A batch finds the arcs it repeats whichever way the module reads them: one range scan for a
+/// source with few stored arcs, a lookup per arc for a few arcs of a hub. Either way repeats
+/// change nothing, new arcs are added once, and an arc given other attributes is refused.
+#[test]
+fn a_batch_finds_stored_arcs_of_hubs_and_of_small_vertices() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let hub_targets: Vec<u64> = (2..=200).collect();
+    db.add_edges(&vec![1; hub_targets.len()], &hub_targets)
+        .unwrap();
+    // Five arcs of the hub (199 stored): two repeated, three new, one of them a wide id.
+    let wide = 1u64 << 33;
+    db.add_edges(&[1; 5], &[2, 100, 300, 400, wide]).unwrap();
+    // A small vertex, twice, the second time overlapping the first.
+    db.add_edges(&[7; 6], &[1, 2, 3, 4, 5, 6]).unwrap();
+    db.add_edges(&[7; 8], &[1, 2, 3, 4, 5, 6, 8, 9]).unwrap();
+    let info = db.info().unwrap();
+    assert_eq!(info.edges, 199 + 3 + 8);
+    let mut expected: Vec<u64> = (2..=200).chain([300, 400, wide]).collect();
+    expected.sort_unstable();
+    let out = db.neighbors(1, Direction::Out, 1_000).unwrap().value;
+    assert_eq!(out.neighbors, expected);
+    let report = db.check().unwrap();
+    assert_eq!(report.problems, 0, "{:?}", report.listed);
+    // A stored arc of the hub with another weight, among new ones: refused, nothing written.
+    let refused = db
+        .add_labelled_edges(&[1; 4], &[150, 500, 501, 502], &[], &[], &[2.0; 4])
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("edge 1 → 150 exists with"), "{refused}");
+    assert_eq!(db.info().unwrap(), info);
+}
