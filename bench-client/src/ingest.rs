@@ -12,14 +12,14 @@ use plotters::prelude::*;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// One cell of the matrix: what was loaded how, and what it cost.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
     pub edges: usize,
     pub batch: usize,
@@ -381,12 +381,32 @@ pub fn run_matrix(
             }
         }
     }
-    let files = [
-        (out.join("ingest.csv"), csv(&cells).into_bytes()),
-        (out.join("ingest.md"), markdown(&cells).into_bytes()),
-        (out.join("ingest.png"), chart(&cells)?),
-    ];
     let mut written = vec![jsonl];
+    written.extend(render(&cells, out)?);
+    Ok(written)
+}
+
+/// The cells of a run (`out/ingest.jsonl`, also of one cut short), rendered as by
+/// [`run_matrix`].
+pub fn render_jsonl(out: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let jsonl = out.join("ingest.jsonl");
+    let text =
+        std::fs::read_to_string(&jsonl).with_context(|| format!("reading {}", jsonl.display()))?;
+    let cells = text
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<Vec<Cell>, _>>()?;
+    render(&cells, out)
+}
+
+/// Writes `ingest.csv`, `ingest.md` and `ingest.png` of `cells` into `out`.
+fn render(cells: &[Cell], out: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let files = [
+        (out.join("ingest.csv"), csv(cells).into_bytes()),
+        (out.join("ingest.md"), markdown(cells).into_bytes()),
+        (out.join("ingest.png"), chart(cells)?),
+    ];
+    let mut written = Vec::new();
     for (path, bytes) in files {
         std::fs::write(&path, bytes)?;
         written.push(path);
@@ -427,6 +447,18 @@ mod tests {
         };
         assert_eq!(csv(&[cell.clone(), cell.clone()]).lines().count(), 3);
         assert_eq!(markdown(std::slice::from_ref(&cell)).lines().count(), 3);
-        assert!(chart(&[cell]).unwrap().starts_with(b"\x89PNG"));
+        assert!(
+            chart(std::slice::from_ref(&cell))
+                .unwrap()
+                .starts_with(b"\x89PNG")
+        );
+        // A run's JSONL, rendered again.
+        let dir = tempfile::tempdir().unwrap();
+        append_jsonl(&dir.path().join("ingest.jsonl"), &cell).unwrap();
+        append_jsonl(&dir.path().join("ingest.jsonl"), &cell).unwrap();
+        let written = render_jsonl(dir.path()).unwrap();
+        assert_eq!(written.len(), 3);
+        let csv_text = std::fs::read_to_string(dir.path().join("ingest.csv")).unwrap();
+        assert_eq!(csv_text.lines().count(), 3);
     }
 }

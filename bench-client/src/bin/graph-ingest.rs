@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::Parser;
 use graph_bench::datasets::DatasetSpec;
-use graph_bench::ingest::run_matrix;
+use graph_bench::ingest::{render_jsonl, run_matrix};
 use graph_client::graph::TransportKind;
 use std::path::PathBuf;
 
@@ -43,10 +43,19 @@ struct Args {
     seed: u64,
     #[arg(long, default_value = "results/ingest")]
     out: PathBuf,
+    /// Only render the cells already in OUT/ingest.jsonl (of a run cut short, for example).
+    #[arg(long)]
+    render_only: bool,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.render_only {
+        for path in render_jsonl(&args.out)? {
+            println!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
     let arcs = args
         .dataset
         .load(args.seed)
