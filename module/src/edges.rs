@@ -45,8 +45,13 @@ impl Arc {
     }
 
     fn is_narrow(&self) -> bool {
-        self.src < SPLIT && self.dst < SPLIT
+        narrow(self.src, self.dst)
     }
+}
+
+/// Whether the arc `src → dst` is an `edge` row (both ends below 2^32), not a `wide_edge` row.
+fn narrow(src: u64, dst: u64) -> bool {
+    src < SPLIT && dst < SPLIT
 }
 
 impl From<Edge> for Arc {
@@ -82,8 +87,7 @@ fn pack_wide(hi: u64, lo: u64) -> u128 {
 
 /// The stored arc `src → dst`, if any.
 pub fn find(db: &Local, src: u64, dst: u64) -> Option<Arc> {
-    let probe = Arc::plain(src, dst);
-    if probe.is_narrow() {
+    if narrow(src, dst) {
         db.edge().fwd().find(pack(src, dst)).map(Arc::from)
     } else {
         db.wide_edge()
@@ -151,31 +155,46 @@ pub fn list(
     let mut read = 0;
     if v < SPLIT && from < SPLIT && from <= to {
         let keys = pack(v, from)..=pack(v, to.min(LOW));
-        let table = db.edge();
-        let rows: Box<dyn Iterator<Item = Edge>> = if incoming {
-            Box::new(ranged(table.rev(), &table.__backend).filter(keys))
-        } else {
-            Box::new(ranged(table.fwd(), &table.__backend).filter(keys))
+        let (table, max) = (db.edge(), max - read);
+        read += match incoming {
+            true => feed(
+                ranged(table.rev(), &table.__backend).filter(keys),
+                max,
+                &mut each,
+            ),
+            false => feed(
+                ranged(table.fwd(), &table.__backend).filter(keys),
+                max,
+                &mut each,
+            ),
         };
-        for row in rows.take(max) {
-            each(row.into());
-            read += 1;
-        }
     }
     if wide && read < max && from <= to {
         let keys = pack_wide(v, from)..=pack_wide(v, to);
-        let table = db.wide_edge();
-        let rows: Box<dyn Iterator<Item = WideEdge>> = if incoming {
-            Box::new(ranged(table.rev(), &table.__backend).filter(keys))
-        } else {
-            Box::new(ranged(table.fwd(), &table.__backend).filter(keys))
+        let (table, max) = (db.wide_edge(), max - read);
+        read += match incoming {
+            true => feed(
+                ranged(table.rev(), &table.__backend).filter(keys),
+                max,
+                &mut each,
+            ),
+            false => feed(
+                ranged(table.fwd(), &table.__backend).filter(keys),
+                max,
+                &mut each,
+            ),
         };
-        for row in rows.take(max - read) {
-            each(row.into());
-            read += 1;
-        }
     }
     read
+}
+
+/// Gives `each` at most `max` of `rows`; returns how many it gave.
+fn feed<R: Into<Arc>>(
+    rows: impl Iterator<Item = R>,
+    max: usize,
+    each: &mut impl FnMut(Arc),
+) -> usize {
+    rows.take(max).map(|row| each(row.into())).count()
 }
 
 /// Every arc out of a vertex in `sources`, in (src, dst) order; `wide` as for [`list`].

@@ -484,18 +484,23 @@ impl Postgres {
         })
     }
 
+    /// `a` and `b` as keys, if both are stored vertices.
+    fn known_ends(&mut self, a: u64, b: u64) -> anyhow::Result<Option<(i64, i64)>> {
+        let (Some(a), Some(b)) = (key(a), key(b)) else {
+            return Ok(None);
+        };
+        let known = self.statement(Query::Known)?;
+        let found: i64 = self.client.query_one(&known, &[&a, &b])?.get(0);
+        Ok((found >= if a == b { 1 } else { 2 }).then_some((a, b)))
+    }
+
     fn weighted_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<Reply> {
         if let Err(why) = &self.pgrouting {
             bail!("no weighted paths without pgRouting: {why}");
         }
-        let (Some(a), Some(b)) = (key(a), key(b)) else {
+        let Some((a, b)) = self.known_ends(a, b)? else {
             return Ok(Reply::UnknownVertex);
         };
-        let known = self.statement(Query::Known)?;
-        let found: i64 = self.client.query_one(&known, &[&a, &b])?.get(0);
-        if found < if a == b { 1 } else { 2 } {
-            return Ok(Reply::UnknownVertex);
-        }
         // pgr_dijkstra returns nothing from a vertex to itself; the path is the vertex alone.
         if a == b {
             return Ok(Reply::WeightedPath {
@@ -521,14 +526,9 @@ impl Postgres {
     }
 
     fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<Reply> {
-        let (Some(a), Some(b)) = (key(a), key(b)) else {
+        let Some((a, b)) = self.known_ends(a, b)? else {
             return Ok(Reply::UnknownVertex);
         };
-        let known = self.statement(Query::Known)?;
-        let found: i64 = self.client.query_one(&known, &[&a, &b])?.get(0);
-        if found < if a == b { 1 } else { 2 } {
-            return Ok(Reply::UnknownVertex);
-        }
         let statement = self.statement(Query::Path(dir))?;
         let path: Option<Vec<i64>> = self.client.query_one(&statement, &[&a, &b])?.get(0);
         match path {
