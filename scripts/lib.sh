@@ -102,5 +102,6 @@ start_peers() {
   falkordb="$("$ROOT/scripts/peers" start falkordb --port "${FALKORDB_PORT:-6389}" --dir "$PEERS_DIR")"
   kuzu="$("$ROOT/scripts/peers" start kuzu --port 0 --dir "$PEERS_DIR")"
   PEER_ARGS=(--systems "stdb,stdb-http,stdb-stage1,stdb-stage1-reducer,neo4j,neo4j-apoc,postgres,kuzu,falkordb"
-             --neo4j "$neo4j" --postgres "$postgres" --kuzu "$kuzu" --falkordb "$falkordb")
+             --neo4j "$neo4j" --postgres "$postgres" --kuzu "$kuzu" --falkordb "$falkordb"
+             --peer-dir "$PEERS_DIR")
 }

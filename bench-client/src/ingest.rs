@@ -112,20 +112,6 @@ impl Drop for Host {
     }
 }
 
-/// Bytes of the files under `dir`.
-fn disk_usage(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => disk_usage(&e.path()),
-            _ => e.metadata().map_or(0, |m| m.len()),
-        })
-        .sum()
-}
-
 /// Loads `edges` into a fresh host (`bin`, on `port`) with `module` published, over
 /// `transport`, in calls of at most `batch` edges, and measures it.
 pub fn run_cell(
@@ -156,7 +142,7 @@ pub fn run_cell(
         edges.len()
     );
     let (rss, peak) = host.rss()?;
-    let disk = disk_usage(host.dir.path());
+    let disk = crate::footprint::disk_bytes(host.dir.path());
     let n = edges.len() as f64;
     Ok(Cell {
         edges: edges.len(),

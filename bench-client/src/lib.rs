@@ -3,6 +3,7 @@
 
 pub mod contention;
 pub mod datasets;
+pub mod footprint;
 pub mod ingest;
 pub mod live;
 pub mod load;

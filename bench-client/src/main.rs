@@ -124,9 +124,18 @@ struct Args {
     #[arg(long, default_value_t = 5.0)]
     under_writes_secs: f64,
     /// Seconds of the mixed workload (writers and readers at once), once with uniform and once
-    /// with Zipf-skewed write targets (0: skip it).
+    /// with Zipf-skewed write targets, on each of --mixed-systems (0: skip it).
     #[arg(long, default_value_t = 10.0)]
     mixed_secs: f64,
+    /// The systems, of those selected, that run the mixed workload (each takes concurrent
+    /// clients on connections of their own; kuzu is skipped, with the reason in the report).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "stdb,neo4j,postgres,kuzu,falkordb",
+        value_parser = parse_system
+    )]
+    mixed_systems: Vec<String>,
     /// Writer and reader connections of the mixed workload, and each writer's pause between
     /// writes, ms.
     #[arg(long, default_value_t = 2)]
@@ -135,10 +144,14 @@ struct Args {
     mixed_readers: usize,
     #[arg(long, default_value_t = 1.0)]
     mixed_write_delay_ms: f64,
-    /// The SpacetimeDB server's process id, to report its RSS during the mixed workload
+    /// The SpacetimeDB server's process id, to report its memory during the mixed workload
     /// (scripts/run passes the embedded host's).
     #[arg(long)]
     server_pid: Option<u32>,
+    /// The directory `scripts/peers start` ran the peers in: the mixed workload reports each
+    /// peer's memory (from `DIR/PEER.pid`) and its data's size on disk (`DIR/PEER`).
+    #[arg(long)]
+    peer_dir: Option<PathBuf>,
     /// Single-edge inserts per contention phase (0: skip the contention workload).
     #[arg(long, default_value_t = 200)]
     writes: usize,
@@ -398,11 +411,28 @@ fn main() -> anyhow::Result<()> {
         _ => Vec::new(),
     };
 
-    let mixed = match &db {
-        Some(db) if args.mixed_secs > 0.0 && !vertices.is_empty() => {
-            let pairs = reference.sample_pairs(args.runs.max(10), Direction::Out, args.seed);
-            let first_id = db.info()?.max_vertex_id + 2_000_000_000;
-            let mut out = Vec::new();
+    let mut mixed = Vec::new();
+    if args.mixed_secs > 0.0 && !vertices.is_empty() {
+        let pairs = reference.sample_pairs(args.runs.max(10), Direction::Out, args.seed);
+        let top = reference.vertices().iter().copied().max().unwrap_or(0);
+        let first_id = top
+            .checked_add(2_000_000_000)
+            .context("vertex ids too large for the mixed workload's fresh vertices")?;
+        for system in &mut systems {
+            if !args.mixed_systems.iter().any(|s| s == system.name()) {
+                continue;
+            }
+            if system.another_client().is_none() {
+                let skipped = format!(
+                    "{} skips the mixed workload: the benchmark reaches it through one client \
+                     (its worker process, on one pipe)",
+                    system.name()
+                );
+                println!("{skipped}");
+                skips.push(skipped);
+                continue;
+            }
+            let (server_pid, data_dir) = server_process(&args, system.store());
             for (i, keys) in [Keys::Uniform, Keys::Zipf(1.1)].into_iter().enumerate() {
                 let spec = mixed::MixedSpec {
                     duration: Duration::from_secs_f64(args.mixed_secs),
@@ -411,20 +441,19 @@ fn main() -> anyhow::Result<()> {
                     write_delay: Duration::from_secs_f64(args.mixed_write_delay_ms / 1e3),
                     keys,
                     first_id: first_id + i as u64 * 1_000_000_000,
-                    server_pid: args.server_pid,
+                    server_pid,
+                    data_dir: data_dir.clone(),
                     seed: args.seed,
                 };
-                let m = mixed::run(db, &reference, &vertices, &pairs, &spec)?;
+                let m = mixed::run(system.as_mut(), &reference, &vertices, &pairs, &spec)?;
                 println!(
-                    "mixed workload, {} keys: {} writes acknowledged and accounted for",
-                    m.keys, m.acked_writes
+                    "mixed workload on {}, {} keys: {} writes acknowledged and accounted for",
+                    m.system, m.keys, m.acked_writes
                 );
-                out.push(m);
+                mixed.push(m);
             }
-            out
         }
-        _ => Vec::new(),
-    };
+    }
 
     let snapshots = match &db {
         Some(db) => db
@@ -528,6 +557,21 @@ fn connect(
         "falkordb" => Ok(Box::new(FalkorDb::connect(&args.falkordb)?)),
         _ => bail!("no system `{name}`"),
     }
+}
+
+/// The server process and data directory of `store`, where known: SpacetimeDB's process from
+/// `--server-pid`; a peer's pid file and data directory in `--peer-dir`.
+fn server_process(args: &Args, store: &str) -> (Option<u32>, Option<PathBuf>) {
+    if store == stdb::STORE {
+        return (args.server_pid, None);
+    }
+    let Some(dir) = &args.peer_dir else {
+        return (None, None);
+    };
+    let pid = std::fs::read_to_string(dir.join(format!("{store}.pid")))
+        .ok()
+        .and_then(|p| p.trim().parse().ok());
+    (pid, Some(dir.join(store)))
 }
 
 /// Warm-up and measured calls of `workload` on `system`. The Stage-1 baselines scan every edge

@@ -1,24 +1,31 @@
 //! A mixed concurrent workload in the shape of agdb's social-network benchmark: writers that add
-//! and remove edges with a delay, and readers that list neighbors, run depth-2 BFS and shortest
-//! paths, all at once for a fixed time, each on its own WebSocket connection. Reported per
-//! operation: count, min, mean, p50, p99, max, total and throughput; and the server's RSS over
-//! the run when its process id is known. Also the soak check: at the end every acknowledged
-//! write is accounted for (the edge count exactly, and the edges read back).
+//! and remove edges with a delay, and readers that count neighbors, run depth-2 BFS and find
+//! shortest paths, all at once for a fixed time, each a client of its own on a connection of
+//! its own, on any system that takes concurrent clients (SpacetimeDB over the SDK's WebSocket,
+//! and the peers over their own protocols). Reported per operation: count, min, mean, p50, p99,
+//! max, total and throughput; the server's memory over the run when its process is known, and
+//! its data directory's size on disk at the end when that is known. Also the soak check: at the
+//! end every acknowledged write is accounted for (the edge count exactly, and each edge read
+//! back), and the writes left in place are removed, so the store holds what it held before.
 //!
 //! Readers follow out-edges of the loaded graph and writers add edges *from* fresh vertices
 //! *to* loaded ones (drawn uniformly or Zipf-skewed, so that hubs take most writes: the
 //! contention case), so every read is checked against the reference while the writes still
 //! update the loaded vertices' rows and indexes.
 
+use crate::footprint;
 use crate::live::{Keys, Zipf};
 use crate::measure;
 use crate::report::model::{Mixed, OpStats, Percentiles};
+use crate::system::{Query, Reply, System};
+use crate::verify::verify;
 use anyhow::{Context, ensure};
-use graph_client::graph::{ClientError, Direction, GraphDb, GraphError, PathStatus, TxOptions};
+use graph_client::graph::Direction;
 use graph_reference::ReferenceGraph;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -33,18 +40,21 @@ pub struct MixedSpec {
     pub keys: Keys,
     /// Fresh vertex ids start here (one range per writer).
     pub first_id: u64,
-    /// The server's process, to sample its RSS (Linux `/proc`).
+    /// The server's process, to sample its memory (Linux `/proc`).
     pub server_pid: Option<u32>,
+    /// The server's data directory, to measure its size on disk at the end.
+    pub data_dir: Option<PathBuf>,
     pub seed: u64,
 }
 
 /// One timed operation: its name and µs.
 type Op = (&'static str, f64);
 
-/// Runs the workload on `db`'s database, whose graph is `reference` (loaded, unchanged so far);
-/// readers start from `starts` and ask for paths between `pairs`.
+/// Runs the workload on `system`'s store, whose graph is `reference` (loaded, unchanged so
+/// far), with clients of its own ([`System::another_client`]); readers start from `starts` and
+/// ask for paths between `pairs`.
 pub fn run(
-    db: &GraphDb,
+    system: &mut dyn System,
     reference: &ReferenceGraph,
     starts: &[u64],
     pairs: &[(u64, u64)],
@@ -54,6 +64,20 @@ pub fn run(
         !starts.is_empty() && !pairs.is_empty(),
         "no vertices to read"
     );
+    let name = system.name();
+    let client = || {
+        system
+            .another_client()
+            .with_context(|| format!("{name} takes one client at a time"))?
+            .with_context(|| format!("connecting another client to {name}"))
+    };
+    // Every client connects before the clock starts.
+    let writers = (0..spec.writers)
+        .map(|_| client())
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let readers = (0..spec.readers)
+        .map(|_| client())
+        .collect::<anyhow::Result<Vec<_>>>()?;
     // Targets of the writes, hubs first, so that Zipf keys hit the hubs.
     let mut targets: Vec<u64> = reference.vertices().to_vec();
     targets.sort_by_key(|&v| std::cmp::Reverse(reference.degree(v, Direction::Both)));
@@ -61,32 +85,45 @@ pub fn run(
         Keys::Zipf(s) => Some(Zipf::new(targets.len(), s)),
         Keys::Uniform => None,
     };
-    let before = db.info()?.edges;
+    let before = system.counts()?.1;
     let stop = AtomicBool::new(false);
+    let memory = || spec.server_pid.and_then(footprint::memory_bytes);
+    let memory_start = memory();
     let started = Instant::now();
-    let rss_start = spec.server_pid.and_then(rss_bytes);
-    let (writes, reads, rss_curve) = std::thread::scope(|s| {
-        let writers: Vec<_> = (0..spec.writers)
-            .map(|w| {
-                let (link, targets, zipf, stop) = (db.reconnect(), &targets, zipf.as_ref(), &stop);
+    let (writes, reads, memory_curve) = std::thread::scope(|s| {
+        let writers: Vec<_> = writers
+            .into_iter()
+            .enumerate()
+            .map(|(w, mut link)| {
+                let (targets, zipf, stop) = (&targets, zipf.as_ref(), &stop);
                 let first = spec.first_id + w as u64 * 10_000_000;
                 let seed = spec.seed ^ (w as u64 + 1);
                 s.spawn(move || {
-                    write_loop(&link, targets, zipf, first, spec.write_delay, seed, stop)
+                    write_loop(
+                        link.as_mut(),
+                        targets,
+                        zipf,
+                        first,
+                        spec.write_delay,
+                        seed,
+                        stop,
+                    )
                 })
             })
             .collect();
-        let readers: Vec<_> = (0..spec.readers)
-            .map(|r| {
-                let (link, stop) = (db.reconnect(), &stop);
+        let readers: Vec<_> = readers
+            .into_iter()
+            .enumerate()
+            .map(|(r, mut link)| {
+                let stop = &stop;
                 let seed = spec.seed ^ (0x100 + r as u64);
-                s.spawn(move || read_loop(&link, reference, starts, pairs, seed, stop))
+                s.spawn(move || read_loop(link.as_mut(), reference, starts, pairs, seed, stop))
             })
             .collect();
         let mut curve = Vec::new();
         while started.elapsed() < spec.duration {
-            if let Some(rss) = spec.server_pid.and_then(rss_bytes) {
-                curve.push((started.elapsed().as_secs_f64(), rss));
+            if let Some(bytes) = memory() {
+                curve.push((started.elapsed().as_secs_f64(), bytes));
             }
             std::thread::sleep(Duration::from_millis(250).min(spec.duration));
         }
@@ -102,37 +139,51 @@ pub fn run(
         anyhow::Ok((writes?, reads?, curve))
     })?;
     let seconds = started.elapsed().as_secs_f64();
+    let memory_end = memory();
+    let disk_bytes = spec.data_dir.as_deref().map(footprint::disk_bytes);
 
-    // Every acknowledged write accounted for: the count exactly, and the edges read back.
-    let present: u64 = writes.iter().map(|w| w.present.len() as u64).sum();
-    let after = db.info()?.edges;
+    // Every acknowledged write accounted for: the count exactly, and each edge read back.
+    let present: Vec<(u64, u64)> = writes.iter().flat_map(|w| w.present.clone()).collect();
+    let after = system.counts()?.1;
     ensure!(
-        after == before + present,
-        "the writers' acknowledged adds and removes leave {} edges, the graph has {after}",
-        before + present
+        after == before + present.len() as u64,
+        "{name}: the writers' acknowledged adds and removes leave {} edges, the graph has {after}",
+        before + present.len() as u64
     );
-    for w in &writes {
-        let mut by_src: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-        for &(s, d) in &w.present {
-            by_src.entry(s).or_default().push(d);
-        }
-        for (&src, want) in by_src.iter().take(200) {
-            let got = db.neighbors(src, Direction::Out, 0)?.value.neighbors;
-            let mut want = want.clone();
-            want.sort_unstable();
-            ensure!(
-                got == want,
-                "vertex {src}: stored {got:?}, acknowledged {want:?}"
-            );
-        }
-        for &src in w.removed_sources.iter().take(200) {
-            let got = db.neighbors(src, Direction::Out, 0)?.value.neighbors;
-            ensure!(
-                got.is_empty(),
-                "vertex {src}: its edge was removed, yet it has {got:?}"
-            );
-        }
+    let removed = writes.iter().flat_map(|w| w.removed.iter().take(200));
+    for (&(src, dst), there) in present
+        .iter()
+        .map(|e| (e, true))
+        .chain(removed.map(|e| (e, false)))
+    {
+        let reply = system
+            .answer(&Query::ShortestPath {
+                source: src,
+                target: dst,
+                dir: Direction::Out,
+            })?
+            .reply;
+        let found = match reply {
+            Reply::Path(p) => p == [src, dst],
+            Reply::Distance(d) => d == 1,
+            Reply::Unreachable | Reply::UnknownVertex => false,
+            other => anyhow::bail!("{name}: path {src} → {dst}: {other:?}"),
+        };
+        ensure!(
+            found == there,
+            "{name}: the edge {src} → {dst} is {}, yet it was acknowledged {}",
+            if found { "there" } else { "missing" },
+            if there { "added" } else { "removed" }
+        );
     }
+    // What the writers left, removed: the store holds the graph it was loaded with.
+    for &(src, dst) in &present {
+        system.remove_edge(src, dst)?;
+    }
+    ensure!(
+        system.counts()?.1 == before,
+        "{name}: the edge count is not back to {before} once the writes are removed"
+    );
 
     let mut by_op: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for (op, us) in writes
@@ -154,6 +205,7 @@ pub fn run(
         })
         .collect();
     Ok(Mixed {
+        system: name.to_string(),
         keys: spec.keys.name(),
         seconds,
         writers: spec.writers,
@@ -161,24 +213,25 @@ pub fn run(
         write_delay_ms: spec.write_delay.as_secs_f64() * 1e3,
         ops,
         acked_writes: writes.iter().map(|w| w.ops.len() as u64).sum(),
-        rss_start,
-        rss_end: spec.server_pid.and_then(rss_bytes),
-        rss_curve,
+        memory_start,
+        memory_end,
+        memory_curve,
+        disk_bytes,
     })
 }
 
 /// What one writer did: its timed operations, the edges it added that are still there, and
-/// the sources of those it removed.
+/// those it removed.
 struct Written {
     ops: Vec<Op>,
     present: Vec<(u64, u64)>,
-    removed_sources: Vec<u64>,
+    removed: Vec<(u64, u64)>,
 }
 
 /// Adds an edge from a fresh vertex to a target drawn by `zipf` (uniform if `None`), and every
 /// other time removes its oldest edge, pausing `delay` after each, until `stop`.
 fn write_loop(
-    link: &GraphDb,
+    link: &mut dyn System,
     targets: &[u64],
     zipf: Option<&Zipf>,
     first: u64,
@@ -190,7 +243,7 @@ fn write_loop(
     let mut done = Written {
         ops: Vec::new(),
         present: Vec::new(),
-        removed_sources: Vec::new(),
+        removed: Vec::new(),
     };
     let mut next = first;
     let mut oldest = 0;
@@ -201,11 +254,10 @@ fn write_loop(
         if i % 2 == 1 && oldest < done.present.len() {
             let (s, d) = done.present[oldest];
             let t = Instant::now();
-            link.remove_edges(&[s], &[d])
-                .context("writer remove_edges")?;
+            link.remove_edge(s, d).context("writer: remove edge")?;
             done.ops
                 .push(("remove edge", t.elapsed().as_nanos() as f64 / 1e3));
-            done.removed_sources.push(s);
+            done.removed.push((s, d));
             oldest += 1;
         } else {
             let k = match zipf {
@@ -214,7 +266,7 @@ fn write_loop(
             };
             let d = targets[k];
             let t = Instant::now();
-            link.add_edges(&[next], &[d]).context("writer add_edges")?;
+            link.add_edge(next, d).context("writer: add edge")?;
             done.ops
                 .push(("add edge", t.elapsed().as_nanos() as f64 / 1e3));
             done.present.push((next, d));
@@ -226,10 +278,10 @@ fn write_loop(
     Ok(done)
 }
 
-/// Lists neighbors, runs a depth-2 BFS and finds a shortest path in turn (out-edges), each timed
-/// by the benchmark driver and checked against the reference, until `stop`.
+/// Counts neighbors, runs a depth-2 BFS and finds a shortest path in turn (out-edges), each
+/// timed by the benchmark driver and checked against the reference, until `stop`.
 fn read_loop(
-    link: &GraphDb,
+    link: &mut dyn System,
     reference: &ReferenceGraph,
     starts: &[u64],
     pairs: &[(u64, u64)],
@@ -237,73 +289,49 @@ fn read_loop(
     stop: &AtomicBool,
 ) -> anyhow::Result<Vec<Op>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let tx = TxOptions::default();
     let dir = Direction::Out;
     let mut ops = Vec::new();
     for i in 0u64.. {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let v = starts[rng.gen_range(0..starts.len())];
-        match i % 3 {
-            0 => timed(
-                &mut ops,
-                "list neighbors",
-                v,
-                |&v| Ok(link.neighbors(v, dir, 0)?.value.neighbors),
-                |&v, got| {
-                    let want = reference.neighbors(v, dir).unwrap_or_default();
-                    ensure!(
-                        *got == want,
-                        "neighbors of {v}: {got:?}, reference {want:?}"
-                    );
-                    Ok(())
-                },
-            )?,
-            1 => timed(
-                &mut ops,
+        let vertex = starts[rng.gen_range(0..starts.len())];
+        let (name, query) = match i % 3 {
+            0 => ("neighbor count", Query::NeighborCount { vertex, dir }),
+            1 => (
                 "BFS depth 2",
-                v,
-                |&v| Ok(link.bfs(v, dir, Some(2), 0, tx)?.value.levels),
-                |&v, got| {
-                    let want = reference.bfs_levels(v, dir, Some(2));
-                    ensure!(
-                        Some(got) == want.as_ref(),
-                        "bfs from {v}: {got:?}, reference {want:?}"
-                    );
-                    Ok(())
+                Query::Bfs {
+                    start: vertex,
+                    dir,
+                    max_depth: Some(2),
                 },
-            )?,
-            _ => timed(
-                &mut ops,
-                "shortest path",
-                pairs[rng.gen_range(0..pairs.len())],
-                // The sampled pairs include some with an unknown vertex: refused, as it must be.
-                |&(a, b)| match link.shortest_path(a, b, dir, None, tx) {
-                    Ok(p) => {
-                        let found = p.value.status == PathStatus::Found;
-                        Ok(Some(found.then(|| p.value.path.len() as u32 - 1)))
-                    }
-                    Err(ClientError::Graph(GraphError::UnknownVertex(_))) => Ok(None),
-                    Err(e) => Err(e.into()),
-                },
-                |&(a, b), got| {
-                    let want = reference.distance(a, b, dir, None);
-                    ensure!(
-                        *got == want,
-                        "path {a} → {b}: {got:?} hops, reference {want:?}"
-                    );
-                    Ok(())
-                },
-            )?,
-        }
+            ),
+            _ => {
+                let (source, target) = pairs[rng.gen_range(0..pairs.len())];
+                (
+                    "shortest path",
+                    Query::ShortestPath {
+                        source,
+                        target,
+                        dir,
+                    },
+                )
+            }
+        };
+        timed(
+            &mut ops,
+            name,
+            query,
+            |q| Ok(link.answer(q)?.reply),
+            |q, reply| verify(reference, q, reply),
+        )?;
     }
     Ok(ops)
 }
 
 /// One call of `call` on `input` through the benchmark driver (timed, then checked by `check`),
 /// recorded in `ops` as `name`.
-fn timed<I: std::fmt::Debug, T>(
+fn timed<I: std::fmt::Display, T>(
     ops: &mut Vec<Op>,
     name: &'static str,
     input: I,
@@ -311,15 +339,7 @@ fn timed<I: std::fmt::Debug, T>(
     check: impl FnMut(&I, &T) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let measured = measure::measure(std::slice::from_ref(&input), 0, call, check)
-        .with_context(|| format!("{name} {input:?}"))?;
+        .with_context(|| format!("{name}: {input}"))?;
     ops.extend(measured.into_iter().map(|t| (name, t.e2e_us)));
     Ok(())
-}
-
-/// The resident set size of process `pid`, bytes (Linux).
-pub fn rss_bytes(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

@@ -305,6 +305,28 @@ pub trait System {
     /// Answers one query. An unknown vertex is an answer ([`Reply::UnknownVertex`]), not an
     /// error; an error fails the run.
     fn answer(&mut self, query: &Query) -> anyhow::Result<Answer>;
+    /// Another client of the same store, on a connection of its own, for the mixed workload's
+    /// concurrent readers and writers: it answers and writes as this one does. `None` when the
+    /// benchmark can reach the system through one client only (an embedded engine behind the
+    /// benchmark's worker process).
+    fn another_client(&self) -> Option<anyhow::Result<Box<dyn System + Send>>> {
+        None
+    }
+    /// Adds the arc `src -> dst`, unlabelled and of weight 1, making `src` a vertex if it is
+    /// not one (`dst` is); committed when this returns.
+    fn add_edge(&mut self, src: u64, dst: u64) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "{} cannot add the edge {src} -> {dst}: it takes no writes",
+            self.name()
+        )
+    }
+    /// Removes the arc `src -> dst` (its ends stay vertices); committed when this returns.
+    fn remove_edge(&mut self, src: u64, dst: u64) -> anyhow::Result<()> {
+        anyhow::bail!(
+            "{} cannot remove the edge {src} -> {dst}: it takes no writes",
+            self.name()
+        )
+    }
 }
 
 /// A system for tests: it answers every query with the same reply after a set delay, and keeps

@@ -202,12 +202,13 @@ fn small_benchmark_runs_verified_and_reports() {
             [
                 "BFS depth 2",
                 "add edge",
-                "list neighbors",
+                "neighbor count",
                 "remove edge",
                 "shortest path"
             ],
             "{m}"
         );
+        assert_eq!(m["system"], "stdb", "{m}");
         assert!(m["acked_writes"].as_u64().unwrap() > 0, "{m}");
     }
     // The snapshot the full BFS built, with its size measured by the instance's allocator.
@@ -259,6 +260,17 @@ fn peers_run_side_by_side_with_verified_answers() {
         falkordb.address(),
     ];
     let small = ["--dataset", "fb", "--runs", "4", "--bfs-runs", "1"];
+    // The mixed workload briefly on every system that takes concurrent clients.
+    let mixed = [
+        "--mixed-secs",
+        "1",
+        "--mixed-writers",
+        "1",
+        "--mixed-readers",
+        "2",
+        "--mixed-systems",
+        "stdb,neo4j,postgres,kuzu,falkordb",
+    ];
     let quiet = [
         "--writes",
         "0",
@@ -270,13 +282,11 @@ fn peers_run_side_by_side_with_verified_answers() {
         "0",
         "--under-writes-secs",
         "0",
-        "--mixed-secs",
-        "0",
     ];
     run_bench(
         &host,
         out.path(),
-        &[&systems[..], &peers, &small, &quiet].concat(),
+        &[&systems[..], &peers, &small, &mixed, &quiet].concat(),
     );
 
     let report = report(out.path(), "fb.json");
@@ -326,9 +336,31 @@ fn peers_run_side_by_side_with_verified_answers() {
             ("falkordb", &none)
         ]
     );
-    assert_eq!(report["systems"].as_array().unwrap().len(), 6);
+    // Six systems described, and Kuzu's skip of the mixed workload.
+    assert_eq!(report["systems"].as_array().unwrap().len(), 7);
+    // Every system but Kuzu ran the mixed workload, uniform and Zipf, every write accounted for
+    // and read back (or the run fails), each operation timed.
+    let mixed: Vec<(&str, &str)> = report["mixed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            assert!(m["acked_writes"].as_u64().unwrap() > 0, "{m}");
+            assert_eq!(m["ops"].as_array().unwrap().len(), 5, "{m}");
+            (m["system"].as_str().unwrap(), m["keys"].as_str().unwrap())
+        })
+        .collect();
+    let runs: Vec<(&str, &str)> = ["stdb", "neo4j", "postgres", "falkordb"]
+        .into_iter()
+        .flat_map(|s| [(s, "uniform"), (s, "zipf s=1.1")])
+        .collect();
+    assert_eq!(mixed, runs);
     check_samples(out.path(), &report);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
+    assert!(
+        md.contains("kuzu skips the mixed workload") && md.contains("Mixed workload side by side"),
+        "{md}"
+    );
     assert!(
         md.contains(
             "| metric (p50) | stdb | neo4j | neo4j-apoc | postgres | kuzu | falkordb | stdb vs best peer |"

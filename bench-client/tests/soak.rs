@@ -1,12 +1,13 @@
 //! Soak: concurrent writers (adding and removing edges) and readers (neighbors, depth-2 BFS,
 //! shortest paths, every answer verified) against the real host for about a minute, uniform and
 //! Zipf-skewed. No error, every acknowledged write accounted for (the mixed workload checks the
-//! edge count and reads the edges back), and the host's RSS stays flat.
+//! edge count and reads the edges back), and the host's memory stays flat.
 
 use graph_bench::live::Keys;
 use graph_bench::mixed::{self, MixedSpec};
+use graph_bench::systems::stdb::SpacetimeDb;
 use graph_client::edgelist::EdgeList;
-use graph_client::graph::{Direction, GraphDb};
+use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_reference::ReferenceGraph;
 use graph_reference::generate::{ChungLu, chung_lu};
 use graph_testkit::TestHost;
@@ -47,9 +48,11 @@ fn a_minute_of_concurrent_reads_and_writes() {
             keys,
             first_id: 1_000_000_000 * (i as u64 + 1),
             server_pid: host.pid(),
+            data_dir: None,
             seed: i as u64,
         };
-        let m = mixed::run(&db, &reference, &starts, &pairs, &spec)
+        let mut system = SpacetimeDb::new(db.clone(), Mode::Stage2, TxOptions::default(), "test");
+        let m = mixed::run(&mut system, &reference, &starts, &pairs, &spec)
             .unwrap_or_else(|e| panic!("{keys:?}: {e:#}"));
         assert!(
             m.acked_writes > 1_000,
@@ -57,25 +60,25 @@ fn a_minute_of_concurrent_reads_and_writes() {
             m.acked_writes
         );
         assert_eq!(m.ops.len(), 5, "{:?}", m.ops);
-        // RSS flat: the last quarter's mean within 1.5× the first quarter's (after loading).
-        let curve: Vec<f64> = m.rss_curve.iter().map(|&(_, b)| b as f64).collect();
+        // memory flat: the last quarter's mean within 1.5× the first quarter's (after loading).
+        let curve: Vec<f64> = m.memory_curve.iter().map(|&(_, b)| b as f64).collect();
         assert!(
             curve.len() >= 8,
-            "{keys:?}: RSS sampled {} times",
+            "{keys:?}: memory sampled {} times",
             curve.len()
         );
         let q = curve.len() / 4;
         let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
         let (first, last) = (mean(&curve[..q]), mean(&curve[curve.len() - q..]));
         println!(
-            "{keys:?}: {} writes; RSS {:.0} → {:.0} MiB",
+            "{keys:?}: {} writes; memory {:.0} → {:.0} MiB",
             m.acked_writes,
             first / 1048576.0,
             last / 1048576.0
         );
         assert!(
             last <= first * 1.5,
-            "{keys:?}: RSS grew from {first} to {last} bytes"
+            "{keys:?}: memory grew from {first} to {last} bytes"
         );
     }
 }

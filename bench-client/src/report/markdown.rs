@@ -126,49 +126,7 @@ pub fn table(report: &Report) -> String {
             );
         }
     }
-    for m in &report.mixed {
-        let rss = match (m.rss_start, m.rss_end) {
-            (Some(a), Some(b)) => format!(
-                "; server RSS {:.0} → {:.0} MiB",
-                a as f64 / 1048576.0,
-                b as f64 / 1048576.0
-            ),
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            t,
-            "\nMixed workload, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s, {} writes acknowledged and accounted for{rss}\n",
-            m.keys, m.writers, m.write_delay_ms, m.readers, m.seconds, m.acked_writes
-        );
-        if !m.rss_curve.is_empty() {
-            // About ten samples of the curve, evenly spaced.
-            let every = m.rss_curve.len().div_ceil(10);
-            let points: Vec<String> = m
-                .rss_curve
-                .iter()
-                .step_by(every)
-                .map(|&(s, b)| format!("{s:.0} s: {:.0}", b as f64 / 1048576.0))
-                .collect();
-            let _ = writeln!(t, "Server RSS, MiB: {}\n", points.join(", "));
-        }
-        t.push_str("| operation | count | min | mean | p50 | p99 | max | total | per s |\n");
-        t.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        for o in &m.ops {
-            let _ = writeln!(
-                t,
-                "| {} | {} | {} | {} | {} | {} | {} | {:.1} s | {:.0} |",
-                o.op,
-                o.count,
-                fmt_us(o.min),
-                fmt_us(o.latency.mean),
-                fmt_us(o.latency.p50),
-                fmt_us(o.latency.p99),
-                fmt_us(o.latency.max),
-                o.total_s,
-                o.per_second
-            );
-        }
-    }
+    mixed(&mut t, &report.mixed);
     if !report.snapshots.is_empty() {
         t.push_str("\n| in-memory snapshot (at the end of the run) | version | edges | heap bytes (allocator) | bytes per edge | instance memory |\n");
         t.push_str("|---|---:|---:|---:|---:|---:|\n");
@@ -320,4 +278,98 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
         });
     }
     t
+}
+
+/// MiB from bytes, for the memory and disk columns.
+fn mib(bytes: u64) -> String {
+    format!("{:.0} MiB", bytes as f64 / 1048576.0)
+}
+
+/// The mixed workload: each system side by side (its worst write and reads), then each run in
+/// full.
+fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
+    if runs.is_empty() {
+        return;
+    }
+    let op = |m: &super::model::Mixed, name: &str| m.ops.iter().find(|o| o.op == name).cloned();
+    let _ = writeln!(
+        t,
+        "\nMixed workload side by side: {} writers ({} ms apart) and {} readers for {:.0} s per \
+         run; latency p99 (writes: max), memory at the end (PSS of the server's processes), data \
+         on disk at the end\n",
+        runs[0].writers, runs[0].write_delay_ms, runs[0].readers, runs[0].seconds
+    );
+    t.push_str("| system | keys | writes/s | add max | remove max | reads/s | neighbor count p99 | BFS depth 2 p99 | shortest path p99 | memory | disk |\n");
+    t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for m in runs {
+        let writes: f64 = ["add edge", "remove edge"]
+            .iter()
+            .filter_map(|n| op(m, n))
+            .map(|o| o.per_second)
+            .sum();
+        let reads: f64 = [
+            "neighbor count",
+            "list neighbors",
+            "BFS depth 2",
+            "shortest path",
+        ]
+        .iter()
+        .filter_map(|n| op(m, n))
+        .map(|o| o.per_second)
+        .sum();
+        let max = |n: &str| op(m, n).map_or("–".into(), |o| fmt_us(o.latency.max));
+        let p99 = |n: &str| op(m, n).map_or("–".into(), |o| fmt_us(o.latency.p99));
+        let _ = writeln!(
+            t,
+            "| {} | {} | {writes:.0} | {} | {} | {reads:.0} | {} | {} | {} | {} | {} |",
+            m.system,
+            m.keys,
+            max("add edge"),
+            max("remove edge"),
+            p99("neighbor count"),
+            p99("BFS depth 2"),
+            p99("shortest path"),
+            m.memory_end.map_or("–".into(), mib),
+            m.disk_bytes.map_or("in memory".into(), mib),
+        );
+    }
+    for m in runs {
+        let memory = match (m.memory_start, m.memory_end) {
+            (Some(a), Some(b)) => format!("; server memory {} → {}", mib(a), mib(b)),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            t,
+            "\nMixed workload on {}, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s, {} writes acknowledged and accounted for{memory}\n",
+            m.system, m.keys, m.writers, m.write_delay_ms, m.readers, m.seconds, m.acked_writes
+        );
+        if !m.memory_curve.is_empty() {
+            // About ten samples of the curve, evenly spaced.
+            let every = m.memory_curve.len().div_ceil(10);
+            let points: Vec<String> = m
+                .memory_curve
+                .iter()
+                .step_by(every)
+                .map(|&(s, b)| format!("{s:.0} s: {:.0}", b as f64 / 1048576.0))
+                .collect();
+            let _ = writeln!(t, "Server memory, MiB: {}\n", points.join(", "));
+        }
+        t.push_str("| operation | count | min | mean | p50 | p99 | max | total | per s |\n");
+        t.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for o in &m.ops {
+            let _ = writeln!(
+                t,
+                "| {} | {} | {} | {} | {} | {} | {} | {:.1} s | {:.0} |",
+                o.op,
+                o.count,
+                fmt_us(o.min),
+                fmt_us(o.latency.mean),
+                fmt_us(o.latency.p50),
+                fmt_us(o.latency.p99),
+                fmt_us(o.latency.max),
+                o.total_s,
+                o.per_second
+            );
+        }
+    }
 }

@@ -299,9 +299,12 @@ pub struct Contention {
     pub traversals: usize,
 }
 
-/// A run of the mixed workload (see `mixed`).
+/// A run of the mixed workload (see `mixed`) on one system.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Mixed {
+    /// The system (reports written before the peers ran it only ran `stdb`).
+    #[serde(default = "stdb")]
+    pub system: String,
     /// How writers draw the loaded vertices their edges point to.
     pub keys: String,
     pub seconds: f64,
@@ -311,11 +314,23 @@ pub struct Mixed {
     pub ops: Vec<OpStats>,
     /// Writes acknowledged (all accounted for at the end, or the run fails).
     pub acked_writes: u64,
-    /// The server's RSS, bytes, at the start and end, and sampled during the run (seconds,
-    /// bytes); empty without `--server-pid`.
-    pub rss_start: Option<u64>,
-    pub rss_end: Option<u64>,
-    pub rss_curve: Vec<(f64, u64)>,
+    /// The server's memory, bytes, at the start and end, and sampled during the run (seconds,
+    /// bytes): PSS of its process tree (`footprint`); the RSS of its one process in reports
+    /// written before. Absent when the server's process is not known.
+    #[serde(alias = "rss_start")]
+    pub memory_start: Option<u64>,
+    #[serde(alias = "rss_end")]
+    pub memory_end: Option<u64>,
+    #[serde(alias = "rss_curve")]
+    pub memory_curve: Vec<(f64, u64)>,
+    /// The server's data directory at the end, bytes on disk; absent when it is not known or
+    /// the server keeps its data in memory.
+    #[serde(default)]
+    pub disk_bytes: Option<u64>,
+}
+
+fn stdb() -> String {
+    "stdb".to_string()
 }
 
 /// One kind of operation in a mixed run; latencies in µs.

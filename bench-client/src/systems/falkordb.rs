@@ -53,6 +53,8 @@ pub const DIJKSTRA_SINCE: (i64, i64, i64) = (4, 20, 0);
 /// A connection to a FalkorDB server (redis-server with the FalkorDB module).
 pub struct FalkorDb {
     conn: redis::Connection,
+    /// Where the server is, for [`System::another_client`].
+    url: String,
     /// The module's version, `(major, minor, patch)`.
     version: (i64, i64, i64),
 }
@@ -86,6 +88,7 @@ impl FalkorDb {
         let conn = client.get_connection().with_context(hint)?;
         let mut falkordb = FalkorDb {
             conn,
+            url: url.to_string(),
             version: (0, 0, 0),
         };
         falkordb.version = falkordb
@@ -537,6 +540,40 @@ impl System for FalkorDb {
             stats: None,
             in_process_ns: None,
         })
+    }
+
+    fn another_client(&self) -> Option<Result<Box<dyn System + Send>>> {
+        Some(FalkorDb::connect(&self.url).map(|f| Box::new(f) as Box<dyn System + Send>))
+    }
+
+    /// The arc and its reverse copy in one query (so one commit), as the load makes them;
+    /// `MERGE` makes `src` a node if it is not one.
+    fn add_edge(&mut self, src: u64, dst: u64) -> Result<()> {
+        let params = [("src", node_id(src)?), ("dst", node_id(dst)?)];
+        let (row, _) = self.one_row(
+            "MERGE (a:V {id: $src}) WITH a MATCH (b:V {id: $dst}) \
+             CREATE (a)-[:E]->(b), (b)-[:R]->(a) RETURN count(*)",
+            &params,
+        )?;
+        ensure!(
+            row.as_deref() == Some(&[Cell::Int(1)]),
+            "FalkorDB made {row:?} edges {src} -> {dst}, not one"
+        );
+        Ok(())
+    }
+
+    fn remove_edge(&mut self, src: u64, dst: u64) -> Result<()> {
+        let params = [("src", node_id(src)?), ("dst", node_id(dst)?)];
+        let (row, _) = self.one_row(
+            "MATCH (a:V {id: $src})-[e:E]->(b:V {id: $dst}), (b)-[r:R]->(a) \
+             DELETE e, r RETURN count(*)",
+            &params,
+        )?;
+        ensure!(
+            row.as_deref() == Some(&[Cell::Int(1)]),
+            "FalkorDB removed {row:?} edges {src} -> {dst}, not one"
+        );
+        Ok(())
     }
 }
 

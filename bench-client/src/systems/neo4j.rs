@@ -19,7 +19,7 @@
 
 use crate::system::{self, Answer, Reply, System};
 use crate::workloads::Workload;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use graph_client::graph::Direction;
 use neo4rs::{ConfigBuilder, Graph, Query, Row, query};
 use serde::Deserialize;
@@ -41,6 +41,8 @@ const INDEX_WAIT_SECS: u32 = 300;
 pub struct Neo4j {
     rt: Runtime,
     graph: Graph,
+    /// Where the server is, for [`System::another_client`].
+    url: String,
     tuned: bool,
     /// The relationship types the loaded graph uses, e.g. `E` or `l0|l1|l2|l3`: what an
     /// unfiltered traversal follows.
@@ -66,6 +68,7 @@ impl Neo4j {
         let neo4j = Neo4j {
             rt,
             graph,
+            url: bolt_url.to_string(),
             tuned,
             types: "E".to_string(),
         };
@@ -349,6 +352,46 @@ impl System for Neo4j {
             }
         };
         Ok(reply.into())
+    }
+
+    /// A driver of its own, which learns the store's relationship types from this one.
+    fn another_client(&self) -> Option<Result<Box<dyn System + Send>>> {
+        Some(Neo4j::connect(&self.url, self.tuned).map(|mut other| {
+            other.types = self.types.clone();
+            Box::new(other) as Box<dyn System + Send>
+        }))
+    }
+
+    /// An `E` relationship, as the load gives an unlabelled edge; `MERGE` makes `src` a node if
+    /// it is not one.
+    fn add_edge(&mut self, src: u64, dst: u64) -> Result<()> {
+        let made: i64 = self.required(
+            query(
+                "MERGE (a:V {id: $src}) WITH a MATCH (b:V {id: $dst}) \
+                 CREATE (a)-[:E]->(b) RETURN count(*) AS made",
+            )
+            .param("src", node_id(src)?)
+            .param("dst", node_id(dst)?),
+            "made",
+        )?;
+        ensure!(made == 1, "Neo4j made {made} edges {src} -> {dst}, not one");
+        Ok(())
+    }
+
+    fn remove_edge(&mut self, src: u64, dst: u64) -> Result<()> {
+        let removed: i64 = self.required(
+            query(
+                "MATCH (:V {id: $src})-[r:E]->(:V {id: $dst}) DELETE r RETURN count(*) AS removed",
+            )
+            .param("src", node_id(src)?)
+            .param("dst", node_id(dst)?),
+            "removed",
+        )?;
+        ensure!(
+            removed == 1,
+            "Neo4j removed {removed} edges {src} -> {dst}, not one"
+        );
+        Ok(())
     }
 }
 

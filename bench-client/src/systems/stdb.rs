@@ -288,6 +288,25 @@ impl System for SpacetimeDb {
             Err(e) => Err(e.into()),
         }
     }
+
+    fn another_client(&self) -> Option<anyhow::Result<Box<dyn System + Send>>> {
+        let db = self.db.reconnect();
+        Some(Ok(Box::new(SpacetimeDb::new(
+            db,
+            self.mode,
+            self.tx,
+            &self.server_kind,
+        ))))
+    }
+
+    /// The module's bulk reducers with one edge: writes are reducers in every mode.
+    fn add_edge(&mut self, src: u64, dst: u64) -> anyhow::Result<()> {
+        Ok(self.db.add_edges(&[src], &[dst])?)
+    }
+
+    fn remove_edge(&mut self, src: u64, dst: u64) -> anyhow::Result<()> {
+        Ok(self.db.remove_edges(&[src], &[dst])?)
+    }
 }
 
 /// A tuning knob's value for the report: 0 means the module's default.
