@@ -48,6 +48,10 @@ const COMPACT_SHARE: f64 = 0.25;
 pub const MAX_SNAPSHOTS: u32 = 2;
 /// A holder row not updated for this long is taken to be from an instance that is gone.
 const HOLDER_EXPIRY_US: i64 = 15 * 60 * 1_000_000;
+/// An instance reports its snapshot's version and size at most this often, unless its size
+/// moved by more than an eighth: under steady writes every query moves the version, and a
+/// report per query would add a write transaction to every read.
+const REPORT_EVERY_US: i64 = 5 * 1_000_000;
 
 /// The whole graph at one version.
 pub struct Snapshot {
@@ -59,10 +63,10 @@ pub struct Snapshot {
 
 thread_local! {
     static CURRENT: RefCell<Option<Snapshot>> = const { RefCell::new(None) };
-    /// This instance's id in `snapshot_holder` (0 until drawn), and the (version, bytes) it
-    /// last reported there (`None`: no row).
+    /// This instance's id in `snapshot_holder` (0 until drawn), and the (version, bytes, time
+    /// in µs) it last reported there (`None`: no row).
     static INSTANCE: Cell<u64> = const { Cell::new(0) };
-    static REPORTED: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+    static REPORTED: Cell<Option<(u64, u64, i64)>> = const { Cell::new(None) };
 }
 
 fn instance(runner: &TxRunner) -> u64 {
@@ -78,10 +82,19 @@ pub fn take() -> Option<Snapshot> {
 }
 
 /// Keeps `snapshot` as this instance's snapshot for later queries, and reports it in
-/// `snapshot_holder` if its version or size changed since the last report.
+/// `snapshot_holder` if it has no row yet, or its version or size changed since the last report
+/// and [`REPORT_EVERY_US`] have passed or the size moved by more than an eighth.
 pub fn keep(runner: &mut TxRunner, snapshot: Snapshot) {
-    let now = Some((snapshot.version, snapshot.bytes));
-    if REPORTED.get() != now {
+    let now_us = runner.now_us();
+    let due = match REPORTED.get() {
+        None => true,
+        Some((version, bytes, at)) => {
+            let moved = snapshot.bytes.abs_diff(bytes) > bytes / 8;
+            let changed = version != snapshot.version || bytes != snapshot.bytes;
+            changed && (moved || now_us - at >= REPORT_EVERY_US)
+        }
+    };
+    if due {
         let me = instance(runner);
         let (edges, memory) = (
             snapshot.graph.arc_count() as u64,
@@ -103,7 +116,7 @@ pub fn keep(runner: &mut TxRunner, snapshot: Snapshot) {
                 holders.insert(row);
             }
         });
-        REPORTED.set(now);
+        REPORTED.set(Some((snapshot.version, snapshot.bytes, now_us)));
     }
     CURRENT.set(Some(snapshot));
 }
@@ -185,10 +198,7 @@ pub fn start(
         match pending {
             None => {
                 if caught_up && let Some(s) = snapshot.as_mut() {
-                    let before = memory::heap_bytes();
-                    compact(runner, &mut s.graph);
-                    s.bytes = (s.bytes + memory::heap_bytes()).saturating_sub(before);
-                    runner.stats.catch_up_us += (runner.now_us() - started).max(0) as u64;
+                    caught_up_now(runner, s, started);
                 }
                 return Start {
                     meta,
@@ -216,6 +226,16 @@ pub fn start(
                 s.version = to;
                 runner.stats.changes_applied += rows;
                 caught_up = true;
+                // Read up to the version of that transaction: nothing is left to confirm.
+                if to == meta.version {
+                    caught_up_now(runner, s, started);
+                    return Start {
+                        meta,
+                        existing,
+                        snapshot,
+                        filter: filter.expect("read in the first transaction"),
+                    };
+                }
                 versions = if rows > 2 * CATCH_UP_ROWS {
                     (versions / 2).max(1)
                 } else if rows < CATCH_UP_ROWS / 2 {
@@ -226,6 +246,15 @@ pub fn start(
             }
         }
     }
+}
+
+/// Ends a catch-up that began at `started_us`: compacts `snapshot` if its changes have grown
+/// large, and counts the catch-up's time.
+fn caught_up_now(runner: &mut TxRunner, snapshot: &mut Snapshot, started_us: i64) {
+    let before = memory::heap_bytes();
+    compact(runner, &mut snapshot.graph);
+    snapshot.bytes = (snapshot.bytes + memory::heap_bytes()).saturating_sub(before);
+    runner.stats.catch_up_us += (runner.now_us() - started_us).max(0) as u64;
 }
 
 /// Folds `graph`'s rewritten rows into its compressed rows, in paced steps, once they are
