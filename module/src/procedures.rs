@@ -458,8 +458,9 @@ pub fn shortest_path(
 /// A path of least total weight from `source` to `target` following `direction` over the
 /// edges with one of `edge_labels` (as for `neighbor_count`), by bidirectional Dijkstra (edge
 /// weights are never negative: loads refuse them). Budget and yield arguments as for `bfs`; runs
-/// on this instance's snapshot if it has one (it never builds one), otherwise through the
-/// indexes, pinned to the version it started on.
+/// on this instance's snapshot if it has one (it never builds one), goal-directed by landmarks
+/// that the first such query builds there (`snapshot::prepare_landmarks`), otherwise through
+/// the indexes, pinned to the version it started on.
 #[procedure]
 pub fn weighted_shortest_path(
     ctx: &mut ProcedureContext,
@@ -489,10 +490,15 @@ pub fn weighted_shortest_path(
         };
         WeightedPath::new(query, bound)
     };
-    if let Some(snap) = begin.snapshot {
+    if let Some(mut snap) = begin.snapshot {
+        snapshot::prepare_landmarks(&mut runner, &mut snap);
+        let guided = snap.graph.landmarks().is_some();
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
             new_search()
         });
+        if !guided {
+            snap.unguided_arcs += work.arcs_scanned;
+        }
         return weighted_result(source, target, outcome, snapshot_stats(runner, work, snap));
     }
     let pin = RefCell::new(Pin::new(begin.meta.version));

@@ -29,7 +29,9 @@ use crate::memory;
 use crate::schema::{GraphMeta, NO_LABEL, SnapshotHolder, meta, snapshot_holder, vertex};
 use crate::tx_runner::{Budget, TxRunner};
 use crate::types::GraphError;
-use graph_traverse::{AdjacencyBuilder, AdjacencyGraph, ArcFilter};
+use graph_traverse::{
+    AdjacencyBuilder, AdjacencyGraph, ArcFilter, DenseSource, Direction, LANDMARKS, LandmarkBuilder,
+};
 use spacetimedb::{Local, Table};
 use std::cell::{Cell, RefCell};
 
@@ -46,6 +48,8 @@ const CATCH_UP_ROWS: u64 = 20_000;
 const COMPACT_SHARE: f64 = 0.25;
 /// Most instances that may hold a snapshot at once: each costs a copy of the graph.
 pub const MAX_SNAPSHOTS: u32 = 2;
+/// Largest landmark table a snapshot builds, bytes (8 per landmark and slot): 8M slots.
+const MAX_LANDMARK_BYTES: u64 = 512 << 20;
 /// A holder row not updated for this long is taken to be from an instance that is gone.
 const HOLDER_EXPIRY_US: i64 = 15 * 60 * 1_000_000;
 /// An instance reports its snapshot's version and size at most this often, unless its size
@@ -59,6 +63,10 @@ pub struct Snapshot {
     pub graph: AdjacencyGraph,
     /// Heap bytes it holds, as the allocator counted them while it was built and updated.
     pub bytes: u64,
+    /// Arcs that weighted searches on it have read without landmarks since it last had valid
+    /// ones, and whether it ever had them (see [`prepare_landmarks`]).
+    pub unguided_arcs: u64,
+    pub had_landmarks: bool,
 }
 
 thread_local! {
@@ -257,6 +265,39 @@ fn caught_up_now(runner: &mut TxRunner, snapshot: &mut Snapshot, started_us: i64
     runner.stats.catch_up_us += (runner.now_us() - started_us).max(0) as u64;
 }
 
+/// Gives `snapshot` landmarks for a weighted search (see `graph_traverse::Landmarks`), built in
+/// paced steps, if it has none: at once the first time, since a user asking for weighted paths
+/// on a graph will ask again. A write that adds an arc or a vertex drops them; then they are
+/// rebuilt only once the weighted searches since have read as many arcs as the build will
+/// (the build reads every arc once per landmark and once more), so that under steady writes
+/// rebuilding costs at most as much again as searching without them. Graphs whose table would
+/// exceed [`MAX_LANDMARK_BYTES`] get none.
+pub fn prepare_landmarks(runner: &mut TxRunner, snapshot: &mut Snapshot) {
+    let graph = &mut snapshot.graph;
+    let table_bytes = (graph.slots() * LANDMARKS * 8) as u64;
+    let build_arcs = (LANDMARKS as u64 + 1) * graph.arc_total(Direction::Both);
+    if graph.landmarks().is_some()
+        || table_bytes > MAX_LANDMARK_BYTES
+        || (snapshot.had_landmarks && snapshot.unguided_arcs < build_arcs)
+    {
+        return;
+    }
+    let before = memory::heap_bytes();
+    let started = runner.now_us();
+    let mut builder = LandmarkBuilder::new(&*graph);
+    runner.compute_paced(|units| builder.step(&*graph, units));
+    graph.set_landmarks(builder.finish());
+    snapshot.bytes = (snapshot.bytes + memory::heap_bytes()).saturating_sub(before);
+    snapshot.had_landmarks = true;
+    snapshot.unguided_arcs = 0;
+    log::info!(
+        "landmarks for weighted paths built on the snapshot of version {}: {} slots, {} ms",
+        snapshot.version,
+        graph.slots(),
+        (runner.now_us() - started) / 1000
+    );
+}
+
 /// Folds `graph`'s rewritten rows into its compressed rows, in paced steps, once they are
 /// [`COMPACT_SHARE`] of them (or finishes a compaction under way).
 fn compact(runner: &mut TxRunner, graph: &mut AdjacencyGraph) {
@@ -337,6 +378,8 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         version: meta.version,
         graph,
         bytes: memory::heap_bytes().saturating_sub(before),
+        unguided_arcs: 0,
+        had_landmarks: false,
     })
 }
 

@@ -1,5 +1,6 @@
 use crate::filter::ALL_ARCS;
 use crate::id_index::IdIndex;
+use crate::landmarks::Landmarks;
 use crate::overlay::Overlay;
 use crate::{
     ArcAttrs, ArcFilter, DenseSource, Direction, ListCursor, Neighbor, NeighborSource, Progress,
@@ -40,6 +41,9 @@ pub struct AdjacencyGraph {
     /// Vertex labels by slot; slots past its end (all of them, in a graph without vertex
     /// labels) have label 0.
     pub(crate) vertex_labels: Vec<u32>,
+    /// Landmark distances for weighted searches, while valid: dropped when an arc or a slot is
+    /// added (see [`Landmarks`]).
+    pub(crate) landmarks: Option<Landmarks>,
 }
 
 /// Rows of dense vertex indices: row `i` is `targets[offsets[i]..offsets[i + 1]]`, and, in an
@@ -292,6 +296,29 @@ impl NeighborSource for AdjacencyGraph {
 
     fn contains(&self, v: u64) -> bool {
         self.index.contains(v)
+    }
+
+    fn landmark_row(&self, v: u64) -> Option<&[f64]> {
+        self.landmarks.as_ref()?.row(self.index.get(v)?)
+    }
+}
+
+/// # Landmarks
+impl AdjacencyGraph {
+    /// The landmark table, while it is valid (see [`Landmarks`]).
+    pub fn landmarks(&self) -> Option<&Landmarks> {
+        self.landmarks.as_ref()
+    }
+
+    /// Keeps `landmarks`, built by a [`crate::LandmarkBuilder`] on this graph as it is now;
+    /// the next added arc or slot drops them.
+    pub fn set_landmarks(&mut self, landmarks: Landmarks) {
+        assert_eq!(
+            landmarks.slots(),
+            self.ids.len(),
+            "landmarks built for another graph"
+        );
+        self.landmarks = Some(landmarks);
     }
 }
 

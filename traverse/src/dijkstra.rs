@@ -1,6 +1,6 @@
 use crate::{
     Direction, Ends, ListCursor, Neighbor, NeighborSource, Progress, Work, check_ends,
-    discoveries_per_step, read_page,
+    discoveries_per_step, lower_bound, read_page,
 };
 use hashbrown::HashMap;
 use std::cmp::Reverse;
@@ -30,13 +30,57 @@ pub enum WeightedOutcome {
     UnknownTarget,
 }
 
-/// A vertex's tentative distance from one side's root, and the vertex it was reached from (the
-/// root is its own parent).
+/// A vertex's tentative distance from one side's root, the vertex it was reached from (the
+/// root is its own parent), and its side's potential (see [`Guide`]): the side orders its
+/// queue by `dist + bias`.
 #[derive(Debug, Clone, Copy)]
 struct Label {
     dist: f64,
     parent: u64,
     settled: bool,
+    bias: f64,
+}
+
+impl Label {
+    /// The label's place in its side's queue.
+    fn key(&self) -> f64 {
+        self.dist + self.bias
+    }
+}
+
+/// The queue order of key `x`: the bits of an `f64`, turned so that they order as the numbers
+/// do, negative ones included.
+#[inline]
+fn order(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+/// The landmark rows of a search's two ends, from which each vertex's potential is computed.
+///
+/// With `π_t(v)` and `π_s(v)` the landmarks' lower bounds on the weight between `v` and the
+/// target and source, the forward potential is `p(v) = (π_t(v) - π_s(v)) / 2` and the
+/// backward one `-p(v)` (Goldberg and Harrelson's average potentials). Both searches then run
+/// Dijkstra on one graph of reduced arc weights `w(u, v) - p(u) + p(v)`, which are never
+/// negative since `p` changes by at most `w` along an arc, and the usual stopping rule (the two
+/// least keys add up to at least the best path found) stays exact. A vertex that cannot reach
+/// the other end at all has an infinite key and is never expanded.
+#[derive(Debug)]
+struct Guide {
+    source: Vec<f64>,
+    target: Vec<f64>,
+}
+
+impl Guide {
+    /// The forward potential of the vertex whose landmark row is `row`.
+    fn potential(&self, row: &[f64]) -> f64 {
+        let p = (lower_bound(row, &self.target) - lower_bound(row, &self.source)) / 2.0;
+        if p.is_nan() { 0.0 } else { p }
+    }
 }
 
 /// Largest id bound for which labels are found through a dense index (4 bytes an id: 128 MiB).
@@ -113,40 +157,39 @@ impl Labels {
 #[derive(Debug, Default)]
 struct Side {
     labels: Labels,
-    /// Labelled vertices by tentative distance (as the bits of a non-negative `f64`, which order
-    /// like the numbers); entries made stale by a shorter distance are skipped when popped.
+    /// Labelled vertices by key ([`Label::key`], as its [`order`]); entries made stale by a
+    /// shorter distance are skipped when popped.
     heap: BinaryHeap<Reverse<(u64, u64)>>,
 }
 
 impl Side {
-    fn rooted_at(root: u64, id_bound: Option<u64>) -> Self {
+    fn rooted_at(root: u64, bias: f64, id_bound: Option<u64>) -> Self {
         let mut side = Side {
             labels: Labels::new(id_bound),
             heap: BinaryHeap::new(),
         };
-        side.label(root, 0.0, root);
+        side.label(root, 0.0, root, bias);
         side
     }
 
-    fn label(&mut self, v: u64, dist: f64, parent: u64) {
-        self.labels.set(
-            v,
-            Label {
-                dist,
-                parent,
-                settled: false,
-            },
-        );
-        self.heap.push(Reverse((dist.to_bits(), v)));
+    fn label(&mut self, v: u64, dist: f64, parent: u64, bias: f64) {
+        let label = Label {
+            dist,
+            parent,
+            settled: false,
+            bias,
+        };
+        self.labels.set(v, label);
+        self.heap.push(Reverse((order(label.key()), v)));
     }
 
-    /// Drops stale entries from the top of the heap; returns the least tentative distance of a
-    /// vertex not yet settled, if any remains.
+    /// Drops stale entries from the top of the heap; returns the least key of a vertex not yet
+    /// settled, if any remains.
     fn top(&mut self) -> Option<f64> {
         while let Some(&Reverse((bits, v))) = self.heap.peek() {
             let label = *self.labels.get(v).expect("a queued vertex is labelled");
-            if !label.settled && label.dist.to_bits() == bits {
-                return Some(label.dist);
+            if !label.settled && order(label.key()) == bits {
+                return Some(label.key());
             }
             self.heap.pop();
         }
@@ -165,6 +208,15 @@ impl Side {
     }
 }
 
+/// The forward potential of `v` under `guide` (0 without one, or for a vertex the landmarks do
+/// not cover).
+fn potential<S: NeighborSource + ?Sized>(guide: Option<&Guide>, src: &S, v: u64) -> f64 {
+    match (guide, src.landmark_row(v)) {
+        (Some(guide), Some(row)) => guide.potential(row),
+        _ => 0.0,
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Which {
     Forward,
@@ -180,12 +232,18 @@ enum Which {
 /// least waiting distances add up to at least the best candidate, which is then a path of least
 /// weight (or when a side runs out: then the best candidate, if any, is one). A hub's list is
 /// read in pages that fit the budget, so a step's work stays near it whatever the degrees.
+///
+/// When the source has landmarks for both ends ([`NeighborSource::landmark_row`]), each side
+/// orders its queue by distance plus a potential that steers it towards the other end (see
+/// [`Guide`]): the same answer, from far fewer vertices on road-like graphs.
 #[derive(Debug)]
 pub struct WeightedPath {
     query: WeightedQuery,
     id_bound: Option<u64>,
     forward: Side,
     backward: Side,
+    /// The landmark rows of both ends, when the source has them.
+    guide: Option<Guide>,
     /// The vertex being expanded: its side and distance; its list is read from `list`.
     current: Option<(Which, u64, f64)>,
     list: Option<ListCursor>,
@@ -206,6 +264,7 @@ impl WeightedPath {
             id_bound,
             forward: Side::default(),
             backward: Side::default(),
+            guide: None,
             current: None,
             list: None,
             best: None,
@@ -248,17 +307,18 @@ impl WeightedPath {
             if read_page(src, u, dir, &mut self.list, &mut self.work, room, &mut page) {
                 self.current = None;
             }
-            let (side, other) = match which {
-                Which::Forward => (&mut self.forward, &self.backward),
-                Which::Backward => (&mut self.backward, &self.forward),
+            let (side, other, sign) = match which {
+                Which::Forward => (&mut self.forward, &self.backward, 1.0),
+                Which::Backward => (&mut self.backward, &self.forward, -1.0),
             };
             for n in &page {
                 let through = dist + n.attrs.weight as f64;
-                let shorter = side.labels.get(n.id).is_none_or(|l| through < l.dist);
-                if !shorter {
-                    continue;
-                }
-                side.label(n.id, through, u);
+                let bias = match side.labels.get(n.id) {
+                    Some(l) if through >= l.dist => continue,
+                    Some(l) => l.bias,
+                    None => potential(self.guide.as_ref(), src, n.id) * sign,
+                };
+                side.label(n.id, through, u, bias);
                 if let Some(there) = other.labels.get(n.id) {
                     let total = through + there.dist;
                     if self.best.is_none_or(|(best, _)| total < best) {
@@ -286,8 +346,16 @@ impl WeightedPath {
                 Ends::Unreachable => WeightedOutcome::Unreachable,
             });
         }
-        self.forward = Side::rooted_at(source, self.id_bound);
-        self.backward = Side::rooted_at(target, self.id_bound);
+        self.guide = match (src.landmark_row(source), src.landmark_row(target)) {
+            (Some(s), Some(t)) => Some(Guide {
+                source: s.to_vec(),
+                target: t.to_vec(),
+            }),
+            _ => None,
+        };
+        let guide = self.guide.as_ref();
+        self.forward = Side::rooted_at(source, potential(guide, src, source), self.id_bound);
+        self.backward = Side::rooted_at(target, -potential(guide, src, target), self.id_bound);
         None
     }
 
@@ -297,7 +365,11 @@ impl WeightedPath {
         let (Some(f), Some(b)) = (self.forward.top(), self.backward.top()) else {
             return Err(self.outcome_now());
         };
-        if self.best.is_some_and(|(best, _)| f + b >= best) {
+        // An infinite key: no vertex left on that side can reach the other end.
+        if f == f64::INFINITY
+            || b == f64::INFINITY
+            || self.best.is_some_and(|(best, _)| f + b >= best)
+        {
             return Err(self.outcome_now());
         }
         let which = if self.backward.heap.len() < self.forward.heap.len() {

@@ -197,6 +197,11 @@ impl NeighborSource for FilteredGraph<'_> {
     fn enters(&self, v: u64) -> bool {
         self.filter.enters(v, self.graph.vertex_label(v))
     }
+
+    /// The whole graph's landmarks: a filter only lengthens paths, so their bounds still hold.
+    fn landmark_row(&self, v: u64) -> Option<&[f64]> {
+        self.graph.landmark_row(v)
+    }
 }
 
 impl DenseSource for FilteredGraph<'_> {

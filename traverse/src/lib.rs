@@ -16,7 +16,8 @@
 //!   (Beamer et al.), over a [`DenseSource`] such as the in-memory [`AdjacencyGraph`].
 //! - [`Dfs`]: iterative depth-first search (neighbors in ascending id order, optionally
 //!   depth-bounded), with a preorder of the visited vertices.
-//! - [`WeightedPath`]: bidirectional Dijkstra over the arcs' weights.
+//! - [`WeightedPath`]: bidirectional Dijkstra over the arcs' weights, goal-directed by
+//!   [`Landmarks`] when the source has them.
 //!
 //! Arcs carry [`ArcAttrs`] (a label and a weight). A source may follow only some labels (an
 //! [`ArcFilter`]): it then hands the algorithms only the arcs that pass, so every algorithm
@@ -30,6 +31,7 @@ mod dijkstra;
 mod direction_optimizing;
 mod filter;
 mod id_index;
+mod landmarks;
 mod overlay;
 mod visited;
 
@@ -40,6 +42,7 @@ pub use dfs::{Dfs, DfsOutcome, DfsQuery};
 pub use dijkstra::{WeightedOutcome, WeightedPath, WeightedQuery};
 pub use direction_optimizing::{DirectionOptimizingBfs, Switching};
 pub use filter::{ALL_ARCS, ArcAttrs, ArcFilter, FilteredGraph, Neighbor};
+pub use landmarks::{LANDMARKS, LandmarkBuilder, Landmarks, lower_bound};
 pub use overlay::{Change, OverlayStats};
 pub use visited::Visited;
 
@@ -158,6 +161,11 @@ pub trait NeighborSource {
     /// both ends must check its far end itself.
     fn enters(&self, _v: u64) -> bool {
         true
+    }
+    /// `v`'s distances from the source's landmarks ([`Landmarks`]), which bound the weight of
+    /// paths for a goal-directed [`WeightedPath`]; `None` when the source keeps no valid ones.
+    fn landmark_row(&self, _v: u64) -> Option<&[f64]> {
+        None
     }
 
     /// Appends all kept neighbors of `v` in `dir` at once.

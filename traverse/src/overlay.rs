@@ -15,6 +15,7 @@
 //! whole row.
 
 use crate::adjacency::{AdjacencyGraph, Csr};
+use crate::landmarks::Landmarks;
 use crate::{ArcAttrs, Progress};
 use hashbrown::HashMap;
 
@@ -308,6 +309,8 @@ impl AdjacencyGraph {
         self.push_entry(s, false, d, attrs);
         self.push_entry(d, true, s, attrs);
         self.arcs += 1;
+        // A new arc may shorten paths: the landmarks' bounds no longer hold.
+        self.landmarks = None;
         self.overlay.active.changes += 1;
         true
     }
@@ -441,6 +444,7 @@ impl AdjacencyGraph {
             + self.out.heap_bytes()
             + self.inc.heap_bytes()
             + self.overlay.heap_bytes()
+            + self.landmarks.as_ref().map_or(0, Landmarks::heap_bytes)
     }
 
     /// The slot of `v`, giving it one (a free slot if there is one) if it is new.
@@ -455,6 +459,8 @@ impl AdjacencyGraph {
     }
 
     fn new_slot(&mut self, v: u64) -> u32 {
+        // The landmarks cover the slots there were, and a reused slot's row is another vertex's.
+        self.landmarks = None;
         let slot = match self.overlay.free.pop() {
             // A free slot's rows are empty.
             Some(slot) => {
