@@ -203,18 +203,8 @@ pub fn start(
         if let Some(read) = read {
             filter = Some(read);
         }
-        match pending {
-            None => {
-                if caught_up && let Some(s) = snapshot.as_mut() {
-                    caught_up_now(runner, s, started);
-                }
-                return Start {
-                    meta,
-                    existing,
-                    snapshot,
-                    filter: filter.expect("read in the first transaction"),
-                };
-            }
+        let done = match pending {
+            None => true,
             Some(None) => {
                 log::info!(
                     "snapshot of version {} dropped: the change log no longer covers it (now {})",
@@ -223,6 +213,7 @@ pub fn start(
                 );
                 snapshot = None;
                 forget(runner);
+                false
             }
             Some(Some((to, changes))) => {
                 let s = snapshot.as_mut().expect("only a snapshot is caught up");
@@ -234,16 +225,6 @@ pub fn start(
                 s.version = to;
                 runner.stats.changes_applied += rows;
                 caught_up = true;
-                // Read up to the version of that transaction: nothing is left to confirm.
-                if to == meta.version {
-                    caught_up_now(runner, s, started);
-                    return Start {
-                        meta,
-                        existing,
-                        snapshot,
-                        filter: filter.expect("read in the first transaction"),
-                    };
-                }
                 versions = if rows > 2 * CATCH_UP_ROWS {
                     (versions / 2).max(1)
                 } else if rows < CATCH_UP_ROWS / 2 {
@@ -251,18 +232,25 @@ pub fn start(
                 } else {
                     versions
                 };
+                // Read up to the version of that transaction: nothing is left to confirm.
+                to == meta.version
             }
+        };
+        if done {
+            if caught_up && let Some(s) = snapshot.as_mut() {
+                let before = memory::heap_bytes();
+                compact(runner, &mut s.graph);
+                s.bytes = (s.bytes + memory::heap_bytes()).saturating_sub(before);
+                runner.stats.catch_up_us += (runner.now_us() - started).max(0) as u64;
+            }
+            return Start {
+                meta,
+                existing,
+                snapshot,
+                filter: filter.expect("read in the first transaction"),
+            };
         }
     }
-}
-
-/// Ends a catch-up that began at `started_us`: compacts `snapshot` if its changes have grown
-/// large, and counts the catch-up's time.
-fn caught_up_now(runner: &mut TxRunner, snapshot: &mut Snapshot, started_us: i64) {
-    let before = memory::heap_bytes();
-    compact(runner, &mut snapshot.graph);
-    snapshot.bytes = (snapshot.bytes + memory::heap_bytes()).saturating_sub(before);
-    runner.stats.catch_up_us += (runner.now_us() - started_us).max(0) as u64;
 }
 
 /// Gives `snapshot` landmarks for a weighted search (see `graph_traverse::Landmarks`), built in
