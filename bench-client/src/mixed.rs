@@ -52,32 +52,29 @@ type Op = (&'static str, f64);
 
 /// Runs the workload on `system`'s store, whose graph is `reference` (loaded, unchanged so
 /// far), with clients of its own ([`System::another_client`]); readers start from `starts` and
-/// ask for paths between `pairs`.
+/// ask for paths between `pairs`. `None` when the system takes one client at a time.
 pub fn run(
     system: &mut dyn System,
     reference: &ReferenceGraph,
     starts: &[u64],
     pairs: &[(u64, u64)],
     spec: &MixedSpec,
-) -> anyhow::Result<Mixed> {
+) -> anyhow::Result<Option<Mixed>> {
     ensure!(
         !starts.is_empty() && !pairs.is_empty(),
         "no vertices to read"
     );
     let name = system.name();
-    let client = || {
-        system
-            .another_client()
-            .with_context(|| format!("{name} takes one client at a time"))?
-            .with_context(|| format!("connecting another client to {name}"))
-    };
     // Every client connects before the clock starts.
-    let writers = (0..spec.writers)
-        .map(|_| client())
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let readers = (0..spec.readers)
-        .map(|_| client())
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut clients = Vec::new();
+    for _ in 0..spec.writers + spec.readers {
+        let Some(client) = system.another_client() else {
+            return Ok(None);
+        };
+        clients.push(client.with_context(|| format!("connecting another client to {name}"))?);
+    }
+    let readers = clients.split_off(spec.writers);
+    let writers = clients;
     // Targets of the writes, hubs first, so that Zipf keys hit the hubs.
     let mut targets: Vec<u64> = reference.vertices().to_vec();
     targets.sort_by_key(|&v| std::cmp::Reverse(reference.degree(v, Direction::Both)));
@@ -143,7 +140,10 @@ pub fn run(
     let disk_bytes = spec.data_dir.as_deref().map(footprint::disk_bytes);
 
     // Every acknowledged write accounted for: the count exactly, and each edge read back.
-    let present: Vec<(u64, u64)> = writes.iter().flat_map(|w| w.present.clone()).collect();
+    let present: Vec<(u64, u64)> = writes
+        .iter()
+        .flat_map(|w| w.present.iter().copied())
+        .collect();
     let after = system.counts()?.1;
     ensure!(
         after == before + present.len() as u64,
@@ -204,7 +204,7 @@ pub fn run(
             latency: Percentiles::of(&us),
         })
         .collect();
-    Ok(Mixed {
+    Ok(Some(Mixed {
         system: name.to_string(),
         keys: spec.keys.name(),
         seconds,
@@ -217,7 +217,7 @@ pub fn run(
         memory_end,
         memory_curve,
         disk_bytes,
-    })
+    }))
 }
 
 /// What one writer did: its timed operations, the edges it added that are still there, and

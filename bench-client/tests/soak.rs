@@ -53,7 +53,8 @@ fn a_minute_of_concurrent_reads_and_writes() {
         };
         let mut system = SpacetimeDb::new(db.clone(), Mode::Stage2, TxOptions::default(), "test");
         let m = mixed::run(&mut system, &reference, &starts, &pairs, &spec)
-            .unwrap_or_else(|e| panic!("{keys:?}: {e:#}"));
+            .unwrap_or_else(|e| panic!("{keys:?}: {e:#}"))
+            .expect("SpacetimeDB takes concurrent clients");
         assert!(
             m.acked_writes > 1_000,
             "{keys:?}: only {} writes",

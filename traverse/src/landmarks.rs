@@ -101,8 +101,8 @@ impl LandmarkBuilder {
             a.len() + b.len()
         };
         match (0..slots as u32)
-            .filter(|&s| degree(s) > 0)
             .max_by_key(|&s| degree(s))
+            .filter(|&s| degree(s) > 0)
         {
             Some(seed) => builder.begin_round(seed, slots),
             None => builder.done = true,
