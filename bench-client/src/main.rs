@@ -17,7 +17,7 @@ use graph_bench::systems::kuzu::Kuzu;
 use graph_bench::systems::neo4j::Neo4j;
 use graph_bench::systems::postgres::Postgres;
 use graph_bench::systems::stdb::{self, SpacetimeDb};
-use graph_bench::verify::{Labelled, verify};
+use graph_bench::verify::Answers;
 use graph_bench::workloads::Workload;
 use graph_bench::{contention, mixed, under_writes};
 use graph_client::edgelist::EdgeList;
@@ -250,7 +250,7 @@ fn main() -> anyhow::Result<()> {
             (sorted.src[i], sorted.dst[i], label, attrs.weight(i))
         }),
     );
-    let mut check = Labelled::new(&reference, &labelled);
+    let mut answers = Answers::new(&reference, Some(&labelled));
     let vertices = reference.sample_vertices(args.runs, args.seed);
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
     // Weighted paths join uniformly random pairs of vertices (on a grid, mostly far apart).
@@ -358,10 +358,11 @@ fn main() -> anyhow::Result<()> {
                 labels_k,
                 args.seed,
             );
+            answers.prepare(&queries)?;
             let t = Instant::now();
             let measured =
                 measure::benchmark(system.as_mut(), workload, &queries, warmup, |q, r| {
-                    check.verify(q, r)
+                    answers.verify(q, r)
                 });
             // A peer that cannot answer (an engine error) is reported, not fatal; a wrong
             // answer, or SpacetimeDB failing, still fails the run.
@@ -406,7 +407,8 @@ fn main() -> anyhow::Result<()> {
                     dir,
                 },
             ];
-            traversals_under_writes(&args, db, tx, &traversals, |q, r| verify(&reference, q, r))?
+            answers.prepare(&traversals)?;
+            traversals_under_writes(&args, db, tx, &traversals, |q, r| answers.verify(q, r))?
         }
         _ => Vec::new(),
     };

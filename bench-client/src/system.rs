@@ -9,7 +9,7 @@ use std::fmt;
 
 /// One question, the same for every system. Edges are arcs `src -> dst`; `Direction::Both`
 /// treats them as undirected, as the module does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Query {
     /// How many distinct neighbors `vertex` has (a self-loop counts once).
     NeighborCount { vertex: u64, dir: Direction },

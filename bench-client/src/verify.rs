@@ -1,5 +1,11 @@
 //! The one check of every answer, whichever system gave it: the reply must agree with the
 //! reference graph. `measure` calls it after the call's clock has stopped.
+//!
+//! The reference's answers are computed before anything is timed ([`Answers::prepare`]): a
+//! reference BFS between two timed calls would evict the caches the next call uses (on this
+//! 2-core machine, the server's as well as the client's) and slow it by a share that depends on
+//! the system and on whether it ran first, so checking after the clock stopped would not be
+//! enough to keep the check out of the figures.
 
 use crate::system::{Query, Reply};
 use anyhow::{bail, ensure};
@@ -8,67 +14,28 @@ use graph_reference::{Follow, LabelledGraph};
 use std::collections::HashMap;
 
 /// Whether `reply` answers `query` on `reference`; the error says what is wrong. A shortest path
-/// is checked by length, ends and arcs, since a graph may hold many shortest paths.
+/// is checked by length, ends and arcs, since a graph may hold many shortest paths. Computes the
+/// reference's answer now: for checks between timed calls, see [`Answers`].
 pub fn verify(reference: &ReferenceGraph, query: &Query, reply: &Reply) -> anyhow::Result<()> {
-    match *query {
-        Query::NeighborCount { vertex, dir } => match (reference.degree(vertex, dir), reply) {
-            (None, Reply::UnknownVertex) => Ok(()),
-            (Some(want), Reply::Count(got)) if *got == want => Ok(()),
-            (want, got) => bail!("got {got:?}, the reference count is {want:?}"),
-        },
-        Query::Bfs {
-            start,
-            dir,
-            max_depth,
-        } => match (reference.bfs_levels(start, dir, max_depth), reply) {
-            (None, Reply::UnknownVertex) => Ok(()),
-            (Some(want), Reply::Levels(got)) if *got == want => Ok(()),
-            (Some(want), Reply::Reached(got)) if *got == want.iter().sum::<u64>() => Ok(()),
-            (want, got) => bail!("got {got:?}, the reference levels are {want:?}"),
-        },
-        Query::ShortestPath {
-            source,
-            target,
-            dir,
-        } => match (reference.distance(source, target, dir, None), reply) {
-            (None, Reply::UnknownVertex) | (Some(None), Reply::Unreachable) => Ok(()),
-            (Some(Some(want)), Reply::Distance(got)) => {
-                ensure!(*got == want, "distance {got}, the reference says {want}");
-                Ok(())
-            }
-            (Some(Some(want)), Reply::Path(path)) => {
-                ensure!(
-                    path.len() == want as usize + 1
-                        && path.first() == Some(&source)
-                        && path.last() == Some(&target)
-                        && reference.is_path(path, dir),
-                    "{path:?} is not a shortest path from {source} to {target} ({want} hops)"
-                );
-                Ok(())
-            }
-            (want, got) => bail!("got {got:?}, the reference distance is {want:?}"),
-        },
-        Query::BfsLabels { .. } | Query::WeightedPath { .. } => {
-            bail!("{query} needs the labelled reference (`Labelled`)")
-        }
-    }
+    Answers::new(reference, None).verify(query, reply)
 }
 
-/// What the labelled reference expects of a query, computed once per query (the reference
-/// rebuilds its adjacency for each call, and every system is asked the same queries).
+/// What the reference answers to a query; `None` (the outer one) for an unknown vertex.
 #[derive(Debug, Clone, PartialEq)]
 enum Expected {
+    Count(Option<u64>),
     Levels(Option<Vec<u64>>),
+    Hops(Option<Option<u32>>),
     Weight(Option<Option<f64>>),
 }
 
-/// The check of label-filtered and weighted queries against [`LabelledGraph`] (the label
-/// `l{i}` of `--random-labels` is its label id `i + 1`), and of every other query against the
-/// plain reference.
-pub struct Labelled<'a> {
-    pub plain: &'a ReferenceGraph,
-    pub graph: &'a LabelledGraph,
-    expected: HashMap<String, Expected>,
+/// The reference's answers to the queries a run asks, and the check of replies against them.
+/// Label-filtered and weighted queries need the labelled reference (the label `l{i}` of
+/// `--random-labels` is its label id `i + 1`); every other query is answered by the plain one.
+pub struct Answers<'a> {
+    plain: &'a ReferenceGraph,
+    labelled: Option<&'a LabelledGraph>,
+    expected: HashMap<Query, Expected>,
 }
 
 /// Weights are `f32`s summed in `f64`: equal up to rounding.
@@ -76,18 +43,44 @@ fn same_weight(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
 }
 
-impl<'a> Labelled<'a> {
-    pub fn new(plain: &'a ReferenceGraph, graph: &'a LabelledGraph) -> Self {
-        Labelled {
+impl<'a> Answers<'a> {
+    pub fn new(plain: &'a ReferenceGraph, labelled: Option<&'a LabelledGraph>) -> Self {
+        Answers {
             plain,
-            graph,
+            labelled,
             expected: HashMap::new(),
         }
     }
 
-    pub fn verify(&mut self, query: &Query, reply: &Reply) -> anyhow::Result<()> {
-        let graph = self.graph;
-        match *query {
+    /// Computes the answers to `queries` that are not known yet, so that checking their replies
+    /// costs a comparison.
+    pub fn prepare<'q>(
+        &mut self,
+        queries: impl IntoIterator<Item = &'q Query>,
+    ) -> anyhow::Result<()> {
+        for query in queries {
+            if !self.expected.contains_key(query) {
+                let want = self.expect(query)?;
+                self.expected.insert(*query, want);
+            }
+        }
+        Ok(())
+    }
+
+    fn expect(&self, query: &Query) -> anyhow::Result<Expected> {
+        let plain = self.plain;
+        Ok(match *query {
+            Query::NeighborCount { vertex, dir } => Expected::Count(plain.degree(vertex, dir)),
+            Query::Bfs {
+                start,
+                dir,
+                max_depth,
+            } => Expected::Levels(plain.bfs_levels(start, dir, max_depth)),
+            Query::ShortestPath {
+                source,
+                target,
+                dir,
+            } => Expected::Hops(plain.distance(source, target, dir, None)),
             Query::BfsLabels {
                 start,
                 dir,
@@ -95,64 +88,106 @@ impl<'a> Labelled<'a> {
                 labels,
             } => {
                 let ids: Vec<u32> = labels.indices().iter().map(|i| i + 1).collect();
-                let want = self
-                    .expected
-                    .entry(query.to_string())
-                    .or_insert_with(|| {
-                        Expected::Levels(graph.bfs_levels(
-                            start,
-                            dir,
-                            max_depth,
-                            Follow::edges(Some(&ids)),
-                        ))
-                    })
-                    .clone();
-                match (want, reply) {
-                    (Expected::Levels(None), Reply::UnknownVertex) => Ok(()),
-                    (Expected::Levels(Some(want)), Reply::Levels(got)) if *got == want => Ok(()),
-                    (Expected::Levels(Some(want)), Reply::Reached(got))
-                        if *got == want.iter().sum::<u64>() =>
-                    {
-                        Ok(())
-                    }
-                    (want, got) => bail!("got {got:?}, the reference levels are {want:?}"),
-                }
+                let follow = Follow::edges(Some(&ids));
+                Expected::Levels(
+                    self.labelled(query)?
+                        .bfs_levels(start, dir, max_depth, follow),
+                )
             }
             Query::WeightedPath {
                 source,
                 target,
                 dir,
-            } => {
-                let want = self
-                    .expected
-                    .entry(query.to_string())
-                    .or_insert_with(|| {
-                        Expected::Weight(graph.dijkstra(source, target, dir, Follow::ALL))
-                    })
-                    .clone();
-                match (want, reply) {
-                    (Expected::Weight(None), Reply::UnknownVertex)
-                    | (Expected::Weight(Some(None)), Reply::Unreachable) => Ok(()),
-                    (Expected::Weight(Some(Some(want))), Reply::WeightedPath { path, weight }) => {
-                        ensure!(
-                            same_weight(*weight, want),
-                            "weight {weight}, the reference's least weight is {want}"
-                        );
-                        ensure!(
-                            path.first() == Some(&source) && path.last() == Some(&target),
-                            "{path:?} does not join {source} to {target}"
-                        );
-                        match graph.path_weight(path, dir, Follow::ALL) {
-                            Some(w) if same_weight(w, want) => Ok(()),
-                            Some(w) => bail!("{path:?} weighs {w}, the least weight is {want}"),
-                            None => bail!("{path:?} is not a path of the graph ({dir})"),
-                        }
-                    }
-                    (want, got) => bail!("got {got:?}, the reference expects {want:?}"),
+            } => Expected::Weight(
+                self.labelled(query)?
+                    .dijkstra(source, target, dir, Follow::ALL),
+            ),
+        })
+    }
+
+    fn labelled(&self, query: &Query) -> anyhow::Result<&'a LabelledGraph> {
+        match self.labelled {
+            Some(graph) => Ok(graph),
+            None => bail!("{query} needs the labelled reference"),
+        }
+    }
+
+    /// Whether `reply` answers `query` (see [`verify`]), against the prepared answer, or one
+    /// computed now if `query` was not prepared.
+    pub fn verify(&self, query: &Query, reply: &Reply) -> anyhow::Result<()> {
+        let computed;
+        let want = match self.expected.get(query) {
+            Some(want) => want,
+            None => {
+                computed = self.expect(query)?;
+                &computed
+            }
+        };
+        match (want, reply) {
+            (Expected::Count(None), Reply::UnknownVertex)
+            | (Expected::Levels(None), Reply::UnknownVertex)
+            | (Expected::Hops(None), Reply::UnknownVertex)
+            | (Expected::Hops(Some(None)), Reply::Unreachable)
+            | (Expected::Weight(None), Reply::UnknownVertex)
+            | (Expected::Weight(Some(None)), Reply::Unreachable) => Ok(()),
+            (Expected::Count(Some(want)), Reply::Count(got)) if got == want => Ok(()),
+            (Expected::Levels(Some(want)), Reply::Levels(got)) if got == want => Ok(()),
+            (Expected::Levels(Some(want)), Reply::Reached(got))
+                if *got == want.iter().sum::<u64>() =>
+            {
+                Ok(())
+            }
+            (Expected::Hops(Some(Some(want))), Reply::Distance(got)) => {
+                ensure!(got == want, "distance {got}, the reference says {want}");
+                Ok(())
+            }
+            (Expected::Hops(Some(Some(want))), Reply::Path(path)) => {
+                let (source, target, dir) = ends(query);
+                ensure!(
+                    path.len() == *want as usize + 1
+                        && path.first() == Some(&source)
+                        && path.last() == Some(&target)
+                        && self.plain.is_path(path, dir),
+                    "{path:?} is not a shortest path from {source} to {target} ({want} hops)"
+                );
+                Ok(())
+            }
+            (Expected::Weight(Some(Some(want))), Reply::WeightedPath { path, weight }) => {
+                let (source, target, dir) = ends(query);
+                ensure!(
+                    same_weight(*weight, *want),
+                    "weight {weight}, the reference's least weight is {want}"
+                );
+                ensure!(
+                    path.first() == Some(&source) && path.last() == Some(&target),
+                    "{path:?} does not join {source} to {target}"
+                );
+                match self.labelled(query)?.path_weight(path, dir, Follow::ALL) {
+                    Some(w) if same_weight(w, *want) => Ok(()),
+                    Some(w) => bail!("{path:?} weighs {w}, the least weight is {want}"),
+                    None => bail!("{path:?} is not a path of the graph ({dir})"),
                 }
             }
-            _ => verify(self.plain, query, reply),
+            (want, got) => bail!("got {got:?}, the reference expects {want:?}"),
         }
+    }
+}
+
+/// The ends and direction of a path query: what a reply's path must join and follow. Only path
+/// queries have paths for answers ([`Expected::Hops`] and [`Expected::Weight`] come from them).
+fn ends(query: &Query) -> (u64, u64, graph_client::graph::Direction) {
+    match *query {
+        Query::ShortestPath {
+            source,
+            target,
+            dir,
+        }
+        | Query::WeightedPath {
+            source,
+            target,
+            dir,
+        } => (source, target, dir),
+        _ => unreachable!("{query} is not a path query"),
     }
 }
 
@@ -167,8 +202,14 @@ mod tests {
         ReferenceGraph::new([(1, 2), (2, 3), (3, 4), (1, 3), (5, 6)])
     }
 
+    /// The verdict on `reply`, the same whether the answer was prepared or not.
     fn check(query: Query, reply: Reply) -> bool {
-        verify(&graph(), &query, &reply).is_ok()
+        let g = graph();
+        let now = verify(&g, &query, &reply).is_ok();
+        let mut answers = Answers::new(&g, None);
+        answers.prepare([&query]).unwrap();
+        assert_eq!(answers.verify(&query, &reply).is_ok(), now, "{query}");
+        now
     }
 
     #[test]
@@ -177,7 +218,6 @@ mod tests {
         // 1 -l0,5-> 2 -l0,5-> 3; 1 -l1,1-> 3 (label ids are l{i} + 1); 4 isolated.
         let plain = graph();
         let g = LabelledGraph::new([4], [(1, 2, 1, 5.0), (2, 3, 1, 5.0), (1, 3, 2, 1.0)]);
-        let mut check = Labelled::new(&plain, &g);
         let w = |source, target| Query::WeightedPath {
             source,
             target,
@@ -187,33 +227,50 @@ mod tests {
             path: path.to_vec(),
             weight,
         };
-        assert!(check.verify(&w(1, 3), &wp(&[1, 3], 1.0)).is_ok());
-        // The right weight on a heavier path, a wrong weight on the right path, a non-path.
-        assert!(check.verify(&w(1, 3), &wp(&[1, 2, 3], 1.0)).is_err());
-        assert!(check.verify(&w(1, 3), &wp(&[1, 3], 10.0)).is_err());
-        assert!(check.verify(&w(1, 2), &wp(&[1, 3, 2], 5.0)).is_err());
-        assert!(check.verify(&w(1, 2), &wp(&[1, 2], 5.0)).is_ok());
-        assert!(check.verify(&w(3, 1), &Unreachable).is_ok());
-        assert!(check.verify(&w(1, 3), &Unreachable).is_err());
-        assert!(check.verify(&w(1, 9), &UnknownVertex).is_ok());
         let b = |labels| Query::BfsLabels {
             start: 1,
             dir: Out,
             max_depth: Some(3),
             labels: LabelSet(labels),
         };
-        assert!(check.verify(&b(0b01), &Levels(vec![1, 1, 1])).is_ok());
-        assert!(check.verify(&b(0b10), &Levels(vec![1, 1])).is_ok());
-        assert!(check.verify(&b(0b11), &Levels(vec![1, 2])).is_ok());
-        assert!(check.verify(&b(0b10), &Levels(vec![1, 1, 1])).is_err());
-        assert!(check.verify(&b(0b01), &Reached(3)).is_ok());
-        // The plain queries go to the plain reference.
         let n = Query::NeighborCount {
             vertex: 3,
             dir: Both,
         };
-        assert!(check.verify(&n, &Count(3)).is_ok());
+        // (query, reply, whether the reply is right)
+        let cases = [
+            (w(1, 3), wp(&[1, 3], 1.0), true),
+            // The right weight on a heavier path, a wrong weight on the right path, a non-path.
+            (w(1, 3), wp(&[1, 2, 3], 1.0), false),
+            (w(1, 3), wp(&[1, 3], 10.0), false),
+            (w(1, 2), wp(&[1, 3, 2], 5.0), false),
+            (w(1, 2), wp(&[1, 2], 5.0), true),
+            (w(3, 1), Unreachable, true),
+            (w(1, 3), Unreachable, false),
+            (w(1, 9), UnknownVertex, true),
+            (b(0b01), Levels(vec![1, 1, 1]), true),
+            (b(0b10), Levels(vec![1, 1]), true),
+            (b(0b11), Levels(vec![1, 2]), true),
+            (b(0b10), Levels(vec![1, 1, 1]), false),
+            (b(0b01), Reached(3), true),
+            // The plain queries go to the plain reference.
+            (n, Count(3), true),
+            (n, Count(2), false),
+        ];
+        // Answers computed as replies arrive, and prepared before any reply: the same verdicts.
+        let mut answers = Answers::new(&plain, Some(&g));
+        for prepared in [false, true] {
+            if prepared {
+                answers.prepare(cases.iter().map(|(q, _, _)| q)).unwrap();
+            }
+            for (query, reply, right) in &cases {
+                let verdict = answers.verify(query, reply);
+                assert_eq!(verdict.is_ok(), *right, "{query}: {reply:?}: {verdict:?}");
+            }
+        }
+        // Without the labelled reference, labelled queries cannot be checked (nor prepared).
         assert!(verify(&plain, &w(1, 3), &wp(&[1, 3], 1.0)).is_err());
+        assert!(Answers::new(&plain, None).prepare([&b(1)]).is_err());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 #![allow(dead_code)] // each peer's test uses a part of these checks
 
 use graph_bench::system::{ArcAttrs, LabelSet, Query, Reply, System, label_name};
-use graph_bench::verify::{Labelled, verify};
+use graph_bench::verify::{Answers, verify};
 use graph_client::graph::Direction::{self, Both, In, Out};
 use graph_reference::{LabelledGraph, ReferenceGraph};
 use rand::{Rng, SeedableRng};
@@ -408,7 +408,7 @@ pub fn weighted_labelled_graphs_of(
             peer.counts().unwrap(),
             (vertices.len() as u64, arcs.len() as u64)
         );
-        let mut check = Labelled::new(&reference, &labelled);
+        let check = Answers::new(&reference, Some(&labelled));
         for dir in [Out, In, Both] {
             let mut queries = Vec::new();
             if weighted {
@@ -508,7 +508,7 @@ pub fn hand_checked_weighted_labelled(peer: &mut dyn System) -> usize {
             .enumerate()
             .map(|(i, &(s, d))| (s, d, attrs.labels[i], attrs.weights[i])),
     );
-    let mut check = Labelled::new(&reference, &labelled);
+    let check = Answers::new(&reference, Some(&labelled));
     let wp = |path: &[u64], weight: f64| Reply::WeightedPath {
         path: path.to_vec(),
         weight,
@@ -600,7 +600,7 @@ pub fn hand_checked_weighted_labelled(peer: &mut dyn System) -> usize {
             }
         }
     }
-    check_cases(peer, &mut check, &cases);
+    check_cases(peer, &check, &cases);
     let mut checked = cases.len();
 
     // A vertex first met at the depth bound by a long path, then nearer by a short one, whose
@@ -621,7 +621,7 @@ pub fn hand_checked_weighted_labelled(peer: &mut dyn System) -> usize {
             vertices.iter().copied(),
             arcs.iter().map(|&(s, d)| (s, d, 1, 1.0)),
         );
-        let mut check = Labelled::new(&reference, &labelled);
+        let check = Answers::new(&reference, Some(&labelled));
         let bfs = |start, dir, depth| Query::BfsLabels {
             start,
             dir,
@@ -635,7 +635,7 @@ pub fn hand_checked_weighted_labelled(peer: &mut dyn System) -> usize {
             (bfs(14, In, 2), Reply::Levels(vec![1, 1, 2])),
             (bfs(11, Both, 2), Reply::Levels(vec![1, 2, 1])),
         ];
-        check_cases(peer, &mut check, &cases);
+        check_cases(peer, &check, &cases);
         checked += cases.len();
     }
     checked
@@ -644,7 +644,7 @@ pub fn hand_checked_weighted_labelled(peer: &mut dyn System) -> usize {
 /// Checks each `(query, hand-worked answer)`: the reference must agree with the answer, and the
 /// peer's reply must be it (a BFS's levels or their sum; a weighted path exactly, path and
 /// weight).
-fn check_cases(peer: &mut dyn System, check: &mut Labelled, cases: &[(Query, Reply)]) {
+fn check_cases(peer: &mut dyn System, check: &Answers, cases: &[(Query, Reply)]) {
     for (query, want) in cases {
         // The hand-worked answer is the reference's too.
         if let Err(e) = check.verify(query, want) {
