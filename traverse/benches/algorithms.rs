@@ -6,6 +6,9 @@
 //!   one with `GRAPH_BENCH_LJ=1` (generated once per run: ~7 s, ~1 GiB): full undirected BFS
 //!   top-down vs direction-optimizing, and balanced bidirectional shortest path over a fixed
 //!   sample of pairs.
+//! - `labels/*`: what a label filter costs on the DBLP-sized stand-in with 8 random labels:
+//!   full and depth-3 direction-optimizing BFS and shortest paths, unfiltered and through a
+//!   filter naming every label (the same visited set; the target is at most 20% more).
 //!
 //! `cargo bench -p graph-traverse` (short measurement times; `-- ring` or `-- floor` to pick).
 //! `cargo run --release -p graph-traverse --example algo_table` prints the same workloads as
@@ -97,5 +100,39 @@ fn floor(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, ring, floor);
+fn labels(c: &mut Criterion) {
+    let l = workloads::labelled(64);
+    let mut group = c.benchmark_group("labels/DBLP-sized");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(10);
+    let starts = &l.floor.starts;
+    for filtered in [false, true] {
+        let how = if filtered {
+            "every_label"
+        } else {
+            "unfiltered"
+        };
+        for (name, depth) in [("bfs_full", None), ("bfs_depth3", Some(3))] {
+            group.bench_function(format!("{name}/{how}"), |b| {
+                let mut i = 0;
+                b.iter(|| {
+                    i = (i + 1) % starts.len();
+                    black_box(l.bfs(starts[i], depth, filtered))
+                })
+            });
+        }
+        group.bench_function(format!("shortest_path_pairs/{how}"), |b| {
+            b.iter(|| {
+                for &pair in &l.floor.pairs {
+                    black_box(l.shortest_path(pair, filtered));
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ring, floor, labels);
 criterion_main!(benches);

@@ -5,13 +5,16 @@
 //!   followed `Out` from vertex 1, as the earlier module's algorithm table measured them.
 //! - The native floor: the DBLP-sized and (with `GRAPH_BENCH_LJ=1`) LiveJournal-sized Chung-Lu
 //!   stand-ins (`chung_lu(_, 42)`), undirected (`Direction::Both`), from fixed starts and pairs.
+//! - What a label filter costs: the DBLP-sized stand-in with [`LABELS`] random edge labels,
+//!   each traversal unfiltered and through a filter that names every label (the same visited
+//!   set, every arc's label read and tested).
 
 #![allow(dead_code)] // each user takes what it needs
 
 use graph_reference::generate::{ChungLu, DBLP, LIVEJOURNAL, chung_lu, ring};
 use graph_traverse::{
-    AdjacencyGraph, Bfs, BfsQuery, DenseSource, Dfs, DfsQuery, Direction, DirectionOptimizingBfs,
-    PathOutcome, PathQuery, ShortestPath, Switching, Work,
+    AdjacencyGraph, ArcAttrs, ArcFilter, Bfs, BfsQuery, DenseSource, Dfs, DfsQuery, Direction,
+    DirectionOptimizingBfs, FilteredGraph, PathOutcome, PathQuery, ShortestPath, Switching, Work,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -170,5 +173,74 @@ impl Floor {
 
     pub fn shortest_path(&self, (source, target): (u64, u64)) -> (Option<u64>, Work) {
         path(&self.graph, source, target, Direction::Both)
+    }
+}
+
+/// Edge labels of the labelled stand-in: ids `1..=LABELS`.
+pub const LABELS: u32 = 8;
+
+/// The DBLP-sized stand-in with a random label on every edge (seeded), and the filter that
+/// names every label.
+pub struct Labelled {
+    pub floor: Floor,
+    pub every_label: ArcFilter,
+}
+
+pub fn labelled(pairs: usize) -> Labelled {
+    let mut floor = floor("DBLP-sized", &DBLP, pairs);
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let arcs: Vec<(u64, u64, ArcAttrs)> = chung_lu(&DBLP, 42)
+        .into_iter()
+        .map(|(s, d)| {
+            let label = rng.gen_range(1..=LABELS);
+            (s, d, ArcAttrs { label, weight: 1.0 })
+        })
+        .collect();
+    floor.graph = AdjacencyGraph::with_attrs([], arcs);
+    Labelled {
+        floor,
+        every_label: ArcFilter::labels(1..=LABELS),
+    }
+}
+
+impl Labelled {
+    /// The graph through the filter that names every label.
+    pub fn filtered(&self) -> FilteredGraph<'_> {
+        FilteredGraph::new(&self.floor.graph, &self.every_label)
+    }
+
+    /// Direction-optimizing BFS from `start`, to `max_depth` levels if given, unfiltered or
+    /// through the filter; returns the vertices reached.
+    pub fn bfs(&self, start: u64, max_depth: Option<u32>, filtered: bool) -> u64 {
+        let q = BfsQuery {
+            max_depth,
+            ..full(start)
+        };
+        let outcome = match filtered {
+            false => DirectionOptimizingBfs::new(q, &self.floor.graph).run(&self.floor.graph),
+            true => {
+                let src = self.filtered();
+                DirectionOptimizingBfs::new(q, &src).run(&src)
+            }
+        };
+        visited(outcome.0)
+    }
+
+    /// Balanced bidirectional shortest path, unfiltered or through the filter; returns the hops.
+    pub fn shortest_path(&self, (source, target): (u64, u64), filtered: bool) -> Option<u64> {
+        let q = PathQuery {
+            source,
+            target,
+            dir: Direction::Both,
+            max_depth: None,
+        };
+        let outcome = match filtered {
+            false => ShortestPath::new(q).run(&self.floor.graph).0,
+            true => ShortestPath::new(q).run(&self.filtered()).0,
+        };
+        match outcome {
+            PathOutcome::Found(p) => Some(p.len() as u64 - 1),
+            _ => None,
+        }
     }
 }
