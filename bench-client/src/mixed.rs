@@ -282,31 +282,42 @@ fn write_loop(
     Ok(done)
 }
 
-/// Every query a reader may ask: each start's neighbor count and depth-2 BFS, each pair's
-/// shortest path, over out-edges.
-fn reader_queries(starts: &[u64], pairs: &[(u64, u64)]) -> Vec<Query> {
+/// A reader's query on its `turn` (counted from 0): a neighbor count of `vertex`, a depth-2 BFS
+/// from it, or a shortest path between `pair`, in turn, over out-edges.
+fn reader_query(turn: u64, vertex: u64, (source, target): (u64, u64)) -> (&'static str, Query) {
     let dir = Direction::Out;
-    let from_starts = starts.iter().flat_map(|&vertex| {
-        [
-            Query::NeighborCount { vertex, dir },
+    match turn % 3 {
+        0 => ("neighbor count", Query::NeighborCount { vertex, dir }),
+        1 => (
+            "BFS depth 2",
             Query::Bfs {
                 start: vertex,
                 dir,
                 max_depth: Some(2),
             },
-        ]
-    });
-    let paths = pairs.iter().map(|&(source, target)| Query::ShortestPath {
-        source,
-        target,
-        dir,
-    });
+        ),
+        _ => (
+            "shortest path",
+            Query::ShortestPath {
+                source,
+                target,
+                dir,
+            },
+        ),
+    }
+}
+
+/// Every query a reader may ask: [`reader_query`] of each start and of each pair.
+fn reader_queries(starts: &[u64], pairs: &[(u64, u64)]) -> Vec<Query> {
+    let from_starts = starts
+        .iter()
+        .flat_map(|&v| [0, 1].map(|turn| reader_query(turn, v, (v, v)).1));
+    let paths = pairs.iter().map(|&pair| reader_query(2, pair.0, pair).1);
     from_starts.chain(paths).collect()
 }
 
-/// Counts neighbors, runs a depth-2 BFS and finds a shortest path in turn (out-edges; the
-/// queries of [`reader_queries`]), each timed by the benchmark driver and checked against
-/// `answers`, until `stop`.
+/// Asks [`reader_query`] in turn, from random starts and pairs, each timed by the benchmark
+/// driver and checked against `answers`, until `stop`.
 fn read_loop(
     link: &mut dyn System,
     answers: &Answers,
@@ -316,35 +327,18 @@ fn read_loop(
     stop: &AtomicBool,
 ) -> anyhow::Result<Vec<Op>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let dir = Direction::Out;
     let mut ops = Vec::new();
-    for i in 0u64.. {
+    for turn in 0u64.. {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         let vertex = starts[rng.gen_range(0..starts.len())];
-        let (name, query) = match i % 3 {
-            0 => ("neighbor count", Query::NeighborCount { vertex, dir }),
-            1 => (
-                "BFS depth 2",
-                Query::Bfs {
-                    start: vertex,
-                    dir,
-                    max_depth: Some(2),
-                },
-            ),
-            _ => {
-                let (source, target) = pairs[rng.gen_range(0..pairs.len())];
-                (
-                    "shortest path",
-                    Query::ShortestPath {
-                        source,
-                        target,
-                        dir,
-                    },
-                )
-            }
+        // A pair is drawn only on a path's turn.
+        let pair = match turn % 3 {
+            2 => pairs[rng.gen_range(0..pairs.len())],
+            _ => (vertex, vertex),
         };
+        let (name, query) = reader_query(turn, vertex, pair);
         timed(
             &mut ops,
             name,

@@ -118,10 +118,19 @@ pub fn floor_graphs() -> Vec<(&'static str, ChungLu)> {
 /// Generates the graph (seed 42) and picks 8 starts and `pairs` pairs uniformly among its
 /// vertices (seeded, so every run measures the same queries).
 pub fn floor(name: &'static str, p: &ChungLu, pairs: usize) -> Floor {
+    floor_with(name, p, pairs, |edges| AdjacencyGraph::new([], &edges))
+}
+
+/// As [`floor`], with the graph that `build` makes of the generated edges.
+fn floor_with(
+    name: &'static str,
+    p: &ChungLu,
+    pairs: usize,
+    build: impl FnOnce(Vec<(u64, u64)>) -> AdjacencyGraph,
+) -> Floor {
     let edges = chung_lu(p, 42);
     let id_bound = edges.iter().map(|&(a, b)| a.max(b)).max().unwrap_or(0) + 1;
-    let graph = AdjacencyGraph::new([], &edges);
-    drop(edges);
+    let graph = build(edges);
     let mut rng = ChaCha8Rng::seed_from_u64(42);
     let n = graph.slots() as u32;
     let pick = |rng: &mut ChaCha8Rng| graph.vertex(rng.gen_range(0..n));
@@ -187,16 +196,14 @@ pub struct Labelled {
 }
 
 pub fn labelled(pairs: usize) -> Labelled {
-    let mut floor = floor("DBLP-sized", &DBLP, pairs);
-    let mut rng = ChaCha8Rng::seed_from_u64(7);
-    let arcs: Vec<(u64, u64, ArcAttrs)> = chung_lu(&DBLP, 42)
-        .into_iter()
-        .map(|(s, d)| {
+    let floor = floor_with("DBLP-sized", &DBLP, pairs, |edges| {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let arcs = edges.into_iter().map(|(s, d)| {
             let label = rng.gen_range(1..=LABELS);
             (s, d, ArcAttrs { label, weight: 1.0 })
-        })
-        .collect();
-    floor.graph = AdjacencyGraph::with_attrs([], arcs);
+        });
+        AdjacencyGraph::with_attrs([], arcs)
+    });
     Labelled {
         floor,
         every_label: ArcFilter::labels(1..=LABELS),
