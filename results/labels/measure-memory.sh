@@ -2,6 +2,7 @@
 # measure.sh HOST WASM CLI FILE PORT: host RSS (KiB) before and after `graph load FILE`.
 set -euo pipefail
 host=$1 wasm=$2 cli=$3 file=$4 port=$5
+mkdir -p /tmp/mem
 server=http://127.0.0.1:$port
 "$host" --listen 127.0.0.1:$port --in-memory >/tmp/mem/host-$port.log 2>&1 &
 pid=$!

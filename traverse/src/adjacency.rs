@@ -3,7 +3,8 @@ use crate::id_index::IdIndex;
 use crate::landmarks::Landmarks;
 use crate::overlay::Overlay;
 use crate::{
-    ArcAttrs, ArcFilter, DenseSource, Direction, ListCursor, Neighbor, NeighborSource, Progress,
+    ArcAttrs, ArcFilter, ArcLabels, DenseSource, Direction, ListCursor, Neighbor, NeighborSource,
+    Progress,
 };
 
 /// An in-memory graph in compressed sparse row form, for both directions, that can follow
@@ -22,7 +23,9 @@ use crate::{
 ///
 /// Arc attributes ([`ArcAttrs`]) are kept in a column beside each row's slots only once some
 /// arc has other than the default ones (the graph is then *attributed*): a graph without labels
-/// or weights pays nothing for them. Vertex labels cost a column of 4 bytes per slot, kept only
+/// or weights pays nothing for them. While every arc label the graph has held fits a byte, the
+/// compressed rows also keep their labels as bytes (one more byte per arc), which is what
+/// filtered traversals read ([`ArcLabels`]). Vertex labels cost a column of 4 bytes per slot, kept only
 /// once some vertex has one.
 #[derive(Debug, Clone, Default)]
 pub struct AdjacencyGraph {
@@ -36,6 +39,9 @@ pub struct AdjacencyGraph {
     pub(crate) arcs: usize,
     /// Whether rows carry an attribute column (see the type's documentation).
     pub(crate) attributed: bool,
+    /// The largest arc label the graph has held (never lowered): compressed rows keep their
+    /// labels as bytes while it is below 256.
+    pub(crate) max_label: u32,
     /// Rows rewritten since the compressed rows were built, and free slots.
     pub(crate) overlay: Overlay,
     /// Vertex labels by slot; slots past its end (all of them, in a graph without vertex
@@ -48,18 +54,28 @@ pub struct AdjacencyGraph {
 
 /// Rows of dense vertex indices: row `i` is `targets[offsets[i]..offsets[i + 1]]`, and, in an
 /// attributed graph, its arcs' attributes `attrs[offsets[i]..offsets[i + 1]]` (else `attrs` is
-/// empty).
+/// empty), and their labels as bytes in `labels` when they were all below 256 as the rows were
+/// built (else `labels` is empty).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Csr {
     pub(crate) offsets: Vec<u32>,
     pub(crate) targets: Vec<u32>,
     pub(crate) attrs: Vec<ArcAttrs>,
+    pub(crate) labels: Vec<u8>,
+}
+
+/// Whether arcs whose labels are at most `max_label` keep them as bytes.
+pub(crate) fn narrow(max_label: u32) -> bool {
+    max_label <= u32::from(u8::MAX)
 }
 
 impl Csr {
+    /// Rows for `n` slots from `arcs`, with attribute and byte label columns if `attributed`
+    /// (and, for the bytes, `narrow`).
     fn build(
         n: usize,
         attributed: bool,
+        narrow: bool,
         arcs: impl Iterator<Item = (u32, u32, ArcAttrs)> + Clone,
     ) -> Self {
         let mut offsets = vec![0u32; n + 1];
@@ -70,21 +86,21 @@ impl Csr {
             offsets[i + 1] += offsets[i];
         }
         let mut fill = offsets.clone();
-        let mut targets = vec![0u32; offsets[n] as usize];
-        let mut attrs = vec![ArcAttrs::DEFAULT; if attributed { targets.len() } else { 0 }];
-        for (from, to, a) in arcs {
-            let at = fill[from as usize] as usize;
-            targets[at] = to;
-            if attributed {
-                attrs[at] = a;
-            }
-            fill[from as usize] += 1;
-        }
-        Self {
+        let targets = vec![0u32; offsets[n] as usize];
+        let mut csr = Self {
             offsets,
             targets,
-            attrs,
+            ..Self::default()
+        };
+        if attributed {
+            csr.add_attrs(narrow);
         }
+        for (from, to, a) in arcs {
+            let at = fill[from as usize] as usize;
+            csr.set(at, to, a);
+            fill[from as usize] += 1;
+        }
+        csr
     }
 
     /// Row `i`; empty past the last row.
@@ -105,6 +121,44 @@ impl Csr {
         }
     }
 
+    /// The labels of row `i`'s arcs.
+    #[inline]
+    pub(crate) fn row_labels(&self, i: u32) -> ArcLabels<'_> {
+        match self.span(i) {
+            Some((from, to)) if !self.labels.is_empty() => {
+                ArcLabels::Narrow(&self.labels[from..to])
+            }
+            Some((from, to)) if !self.attrs.is_empty() => ArcLabels::Wide(&self.attrs[from..to]),
+            _ => ArcLabels::NONE,
+        }
+    }
+
+    /// Puts `target`, over an arc with `attrs`, at entry `at`, in every column there is.
+    #[inline]
+    fn set(&mut self, at: usize, target: u32, attrs: ArcAttrs) {
+        self.targets[at] = target;
+        if let Some(a) = self.attrs.get_mut(at) {
+            *a = attrs;
+        }
+        if let Some(l) = self.labels.get_mut(at) {
+            *l = u8::try_from(attrs.label).expect("byte labels are only kept while they fit");
+        }
+    }
+
+    /// Appends a row (what a compaction builds fresh rows from).
+    pub(crate) fn push_row(&mut self, targets: &[u32], attrs: &[ArcAttrs], narrow: bool) {
+        self.targets.extend_from_slice(targets);
+        self.attrs.extend_from_slice(attrs);
+        if narrow {
+            self.labels.extend(
+                attrs.iter().map(|a| {
+                    u8::try_from(a.label).expect("byte labels are only kept while they fit")
+                }),
+            );
+        }
+        self.offsets.push(self.targets.len() as u32);
+    }
+
     #[inline]
     fn span(&self, i: u32) -> Option<(usize, usize)> {
         let i = i as usize;
@@ -114,15 +168,20 @@ impl Csr {
         }
     }
 
-    /// Gives every entry the default attributes (the graph becomes attributed).
-    pub(crate) fn add_attrs(&mut self) {
+    /// Gives every entry the default attributes (the graph becomes attributed), and byte labels
+    /// if `narrow`.
+    pub(crate) fn add_attrs(&mut self, narrow: bool) {
         self.attrs = vec![ArcAttrs::DEFAULT; self.targets.len()];
+        if narrow {
+            self.labels = vec![0; self.targets.len()];
+        }
     }
 
     /// Bytes of its allocations.
     pub(crate) fn heap_bytes(&self) -> usize {
         4 * (self.offsets.capacity() + self.targets.capacity())
             + std::mem::size_of::<ArcAttrs>() * self.attrs.capacity()
+            + self.labels.capacity()
     }
 }
 
@@ -151,10 +210,13 @@ impl AdjacencyGraph {
             .collect();
         let n = graph.ids.len();
         graph.attributed = dense.iter().any(|(_, _, a)| !a.is_default());
-        graph.out = Csr::build(n, graph.attributed, dense.iter().copied());
+        graph.max_label = dense.iter().map(|(_, _, a)| a.label).max().unwrap_or(0);
+        let (attributed, narrow) = (graph.attributed, narrow(graph.max_label));
+        graph.out = Csr::build(n, attributed, narrow, dense.iter().copied());
         graph.inc = Csr::build(
             n,
-            graph.attributed,
+            attributed,
+            narrow,
             dense.iter().map(|&(s, d, a)| (d, s, a)),
         );
         graph.arcs = dense.len();
@@ -221,6 +283,19 @@ impl AdjacencyGraph {
             self.inc.row_attrs(slot)
         } else {
             self.out.row_attrs(slot)
+        }
+    }
+
+    /// The labels of [`row`](Self::row)'s arcs (a rewritten row's from its attributes).
+    #[inline]
+    pub(crate) fn row_labels(&self, slot: u32, incoming: bool) -> ArcLabels<'_> {
+        if let Some(row) = self.overlay.row(slot, incoming) {
+            return ArcLabels::Wide(&row.attrs);
+        }
+        if incoming {
+            self.inc.row_labels(slot)
+        } else {
+            self.out.row_labels(slot)
         }
     }
 
@@ -358,6 +433,15 @@ impl DenseSource for AdjacencyGraph {
         }
     }
 
+    #[inline]
+    fn labels(&self, slot: u32, dir: Direction) -> [ArcLabels<'_>; 2] {
+        match dir {
+            Direction::Out => [self.row_labels(slot, false), ArcLabels::NONE],
+            Direction::In => [self.row_labels(slot, true), ArcLabels::NONE],
+            Direction::Both => [self.row_labels(slot, false), self.row_labels(slot, true)],
+        }
+    }
+
     fn filter(&self) -> &ArcFilter {
         &ALL_ARCS
     }
@@ -473,6 +557,7 @@ impl AdjacencyBuilder {
             if self.attributed {
                 self.arrived.attrs.push(a);
             }
+            self.graph.max_label = self.graph.max_label.max(a.label);
             self.out_fill[si] += 1;
             self.in_fill[di as usize] += 1;
             self.last_arc = Some((s, d));
@@ -529,8 +614,8 @@ impl AdjacencyBuilder {
                     g.inc.targets = vec![0; self.arrived.targets.len()];
                     if self.attributed {
                         g.attributed = true;
-                        g.out.add_attrs();
-                        g.inc.add_attrs();
+                        g.out.add_attrs(narrow(g.max_label));
+                        g.inc.add_attrs(narrow(g.max_label));
                     }
                     Phase::Fill { next: 0 }
                 } else {
@@ -547,12 +632,9 @@ impl AdjacencyBuilder {
                     for (k, &di) in targets.iter().enumerate() {
                         let out_at = self.out_fill[si as usize] as usize;
                         let in_at = self.in_fill[di as usize] as usize;
-                        g.out.targets[out_at] = di;
-                        g.inc.targets[in_at] = si;
-                        if let Some(&a) = attrs.get(k) {
-                            g.out.attrs[out_at] = a;
-                            g.inc.attrs[in_at] = a;
-                        }
+                        let a = attrs.get(k).copied().unwrap_or_default();
+                        g.out.set(out_at, di, a);
+                        g.inc.set(in_at, si, a);
                         self.out_fill[si as usize] += 1;
                         self.in_fill[di as usize] += 1;
                     }

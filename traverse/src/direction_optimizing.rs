@@ -1,5 +1,6 @@
 use crate::{
-    ArcFilter, BfsOutcome, BfsQuery, DenseSource, Direction, Progress, Work, discoveries_per_step,
+    ArcFilter, ArcLabels, BfsOutcome, BfsQuery, DenseSource, Direction, LabelColumn, Progress,
+    Work, discoveries_per_step,
 };
 
 /// When a [`DirectionOptimizingBfs`] switches between top-down and bottom-up levels: the
@@ -209,23 +210,20 @@ impl DirectionOptimizingBfs {
         let rows = src.rows(u, self.query.dir);
         let (parts, end) = span(rows, self.pos, room);
         let filter = src.filter();
-        if filter.is_all() {
-            for part in parts {
-                for &w in part {
-                    if !bit(&self.visited, w) {
-                        self.discover(src, w);
-                    }
-                }
-            }
-        } else {
-            let (attrs, _) = span(src.attrs(u, self.query.dir), self.pos, room);
-            for (part, attrs) in parts.into_iter().zip(attrs) {
-                for (i, &w) in part.iter().enumerate() {
-                    let label = attrs.get(i).map_or(0, |a| a.label);
-                    if filter.keeps(label) && !bit(&self.visited, w) && enters(src, filter, w) {
-                        self.discover(src, w);
-                    }
-                }
+        let labels = match filter.is_all() {
+            true => [ArcLabels::NONE; 2],
+            false => span_labels(src.labels(u, self.query.dir), rows, self.pos, room),
+        };
+        for (part, labels) in parts.into_iter().zip(labels) {
+            // One loop per label column, so that the loop tests no variant per arc.
+            match labels {
+                _ if filter.is_all() => self.claim(src, part, |_, _| true),
+                ArcLabels::Narrow(l) => self.claim(src, part, |i, w| {
+                    l.kept(i, filter) && enters(src, filter, w)
+                }),
+                ArcLabels::Wide(l) => self.claim(src, part, |i, w| {
+                    l.kept(i, filter) && enters(src, filter, w)
+                }),
             }
         }
         self.work.arcs_scanned += (end - self.pos) as u64;
@@ -251,21 +249,23 @@ impl DirectionOptimizingBfs {
         let back = self.query.dir.reverse();
         let rows = src.rows(v, back);
         let (parts, end) = span(rows, self.pos, room);
-        let attrs = match filter.is_all() {
-            true => [&[][..], &[][..]],
-            false => span(src.attrs(v, back), self.pos, room).0,
+        let labels = match filter.is_all() {
+            true => [ArcLabels::NONE; 2],
+            false => span_labels(src.labels(v, back), rows, self.pos, room),
         };
         let mut read = 0;
         let mut found = false;
-        'scan: for (part, attrs) in parts.into_iter().zip(attrs) {
-            for (i, &u) in part.iter().enumerate() {
-                read += 1;
-                if bit(&self.front_bits, u)
-                    && (filter.is_all() || filter.keeps(attrs.get(i).map_or(0, |a| a.label)))
-                {
-                    found = true;
-                    break 'scan;
-                }
+        for (part, labels) in parts.into_iter().zip(labels) {
+            let front = &self.front_bits;
+            let (r, f) = match labels {
+                _ if filter.is_all() => find_parent(front, part, |_| true),
+                ArcLabels::Narrow(l) => find_parent(front, part, |i| l.kept(i, filter)),
+                ArcLabels::Wide(l) => find_parent(front, part, |i| l.kept(i, filter)),
+            };
+            read += r;
+            if f {
+                found = true;
+                break;
             }
         }
         self.work.arcs_scanned += read as u64;
@@ -277,6 +277,22 @@ impl DirectionOptimizingBfs {
             self.pos = 0;
         } else {
             self.pos = end;
+        }
+    }
+
+    /// Discovers the unvisited vertices of `part` over the arcs that `follows` (given the arc's
+    /// index in `part` and its other end).
+    #[inline]
+    fn claim<S: DenseSource + ?Sized>(
+        &mut self,
+        src: &S,
+        part: &[u32],
+        follows: impl Fn(usize, u32) -> bool,
+    ) {
+        for (i, &w) in part.iter().enumerate() {
+            if !bit(&self.visited, w) && follows(i, w) {
+                self.discover(src, w);
+            }
         }
     }
 
@@ -415,6 +431,36 @@ fn span<T>(rows: [&[T]; 2], from: usize, room: usize) -> ([&[T]; 2], usize) {
         from.saturating_sub(offset).min(row.len())..end.saturating_sub(offset).min(row.len())
     };
     ([&a[cut(a, 0)], &b[cut(b, a.len())]], end)
+}
+
+/// The labels of the arcs [`span`] cuts from `rows`.
+#[inline]
+fn span_labels<'a>(
+    labels: [ArcLabels<'a>; 2],
+    rows: [&[u32]; 2],
+    from: usize,
+    room: usize,
+) -> [ArcLabels<'a>; 2] {
+    let (first, total) = (rows[0].len(), rows[0].len() + rows[1].len());
+    let end = total.min(from.saturating_add(room));
+    [
+        labels[0].slice(from.min(first), end.min(first)),
+        labels[1].slice(from.saturating_sub(first), end.saturating_sub(first)),
+    ]
+}
+
+/// How many arcs of `part` a bottom-up scan reads before one that `follows` (given its index)
+/// comes from the frontier `front`, and whether one does.
+#[inline]
+fn find_parent(front: &[u64], part: &[u32], follows: impl Fn(usize) -> bool) -> (usize, bool) {
+    match part
+        .iter()
+        .enumerate()
+        .position(|(i, &u)| bit(front, u) && follows(i))
+    {
+        Some(at) => (at + 1, true),
+        None => (part.len(), false),
+    }
 }
 
 #[inline]

@@ -30,6 +30,75 @@ impl Default for ArcAttrs {
     }
 }
 
+/// The labels of a row's arcs, entry for entry, as a traversal's hot loop reads them: a byte per
+/// arc while every label of the compressed rows fits one (a label test then reads an eighth of
+/// the bytes of the attributes: on a DBLP-sized graph that is what keeps a filtered BFS within
+/// 20% of an unfiltered one), else from the attributes. Entries past the end (all of them, in a
+/// graph without attributes) have label 0.
+#[derive(Debug, Clone, Copy)]
+pub enum ArcLabels<'a> {
+    Narrow(&'a [u8]),
+    Wide(&'a [ArcAttrs]),
+}
+
+impl<'a> ArcLabels<'a> {
+    /// No labels: every arc has label 0.
+    pub const NONE: ArcLabels<'static> = ArcLabels::Narrow(&[]);
+
+    /// The label of entry `i`. A hot loop matches the variant once and indexes the column
+    /// through [`LabelColumn`] instead.
+    #[inline]
+    pub fn get(&self, i: usize) -> u32 {
+        match self {
+            ArcLabels::Narrow(labels) => labels.label(i),
+            ArcLabels::Wide(attrs) => attrs.label(i),
+        }
+    }
+
+    /// Entries `from..to` (clamped to the entries there are).
+    #[inline]
+    pub fn slice(&self, from: usize, to: usize) -> ArcLabels<'a> {
+        fn cut<T>(s: &[T], from: usize, to: usize) -> &[T] {
+            &s[from.min(s.len())..to.min(s.len())]
+        }
+        match *self {
+            ArcLabels::Narrow(labels) => ArcLabels::Narrow(cut(labels, from, to)),
+            ArcLabels::Wide(attrs) => ArcLabels::Wide(cut(attrs, from, to)),
+        }
+    }
+}
+
+/// A column of arc labels, entry for entry with a row (entries past its end have label 0).
+pub(crate) trait LabelColumn {
+    fn label(&self, i: usize) -> u32;
+    /// Whether `filter` keeps entry `i`'s arc (by its label alone).
+    fn kept(&self, i: usize, filter: &ArcFilter) -> bool;
+}
+
+impl LabelColumn for [u8] {
+    #[inline]
+    fn label(&self, i: usize) -> u32 {
+        self.get(i).map_or(0, |&l| u32::from(l))
+    }
+
+    #[inline]
+    fn kept(&self, i: usize, filter: &ArcFilter) -> bool {
+        filter.keeps_byte(self.get(i).copied().unwrap_or(0))
+    }
+}
+
+impl LabelColumn for [ArcAttrs] {
+    #[inline]
+    fn label(&self, i: usize) -> u32 {
+        self.get(i).map_or(0, |a| a.label)
+    }
+
+    #[inline]
+    fn kept(&self, i: usize, filter: &ArcFilter) -> bool {
+        filter.keeps(self.label(i))
+    }
+}
+
 /// One entry of a neighbor list: the vertex at the arc's other end, and the arc's attributes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Neighbor {
@@ -77,10 +146,13 @@ impl LabelSet {
 /// an arc leads to in the traversal's direction (the neighbor); `except` names one vertex that
 /// passes whatever its label (a traversal's start, which it never enters through an arc, but
 /// which a backward search must be able to reach).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArcFilter {
     /// `None` follows every arc.
     labels: Option<LabelSet>,
+    /// The labels below 256 that it keeps, as a bitmap of fixed size: the test of a byte
+    /// label ([`ArcLabels::Narrow`]) without a branch or a bounds check.
+    bytes: [u64; 4],
     /// `None` enters every vertex.
     vertex_labels: Option<LabelSet>,
     except: Option<u64>,
@@ -89,9 +161,16 @@ pub struct ArcFilter {
 /// The filter that follows every arc.
 pub static ALL_ARCS: ArcFilter = ArcFilter {
     labels: None,
+    bytes: [u64::MAX; 4],
     vertex_labels: None,
     except: None,
 };
+
+impl Default for ArcFilter {
+    fn default() -> Self {
+        ALL_ARCS.clone()
+    }
+}
 
 impl ArcFilter {
     /// Follows every arc.
@@ -101,8 +180,14 @@ impl ArcFilter {
 
     /// Follows the arcs whose label is one of `labels` (none at all if it is empty).
     pub fn labels(labels: impl IntoIterator<Item = u32>) -> Self {
+        let set = LabelSet::new(labels);
+        let mut bytes = [0; 4];
+        for (word, &bits) in bytes.iter_mut().zip(&set.0) {
+            *word = bits;
+        }
         Self {
-            labels: Some(LabelSet::new(labels)),
+            labels: Some(set),
+            bytes,
             ..Self::default()
         }
     }
@@ -134,6 +219,12 @@ impl ArcFilter {
     #[inline]
     pub fn keeps(&self, label: u32) -> bool {
         self.labels.as_ref().is_none_or(|set| set.contains(label))
+    }
+
+    /// [`keeps`](Self::keeps) for a label that fits a byte.
+    #[inline]
+    pub fn keeps_byte(&self, label: u8) -> bool {
+        self.bytes[usize::from(label >> 6)] & (1 << (label & 63)) != 0
     }
 
     /// Whether the filter tests the vertices arcs lead to.
@@ -232,6 +323,11 @@ impl DenseSource for FilteredGraph<'_> {
         self.graph.attrs(slot, dir)
     }
 
+    #[inline]
+    fn labels(&self, slot: u32, dir: Direction) -> [ArcLabels<'_>; 2] {
+        self.graph.labels(slot, dir)
+    }
+
     fn filter(&self) -> &ArcFilter {
         self.filter
     }
@@ -253,5 +349,9 @@ mod tests {
         }
         assert!(!ArcFilter::labels([]).keeps(0));
         assert!(ArcFilter::all().keeps(u32::MAX) && ALL_ARCS.is_all());
+        for label in 0..=u8::MAX {
+            assert_eq!(f.keeps_byte(label), f.keeps(label.into()), "{label}");
+            assert!(ArcFilter::all().keeps_byte(label));
+        }
     }
 }

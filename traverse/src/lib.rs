@@ -41,7 +41,8 @@ pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
 pub use dfs::{Dfs, DfsOutcome, DfsQuery};
 pub use dijkstra::{WeightedOutcome, WeightedPath, WeightedQuery};
 pub use direction_optimizing::{DirectionOptimizingBfs, Switching};
-pub use filter::{ALL_ARCS, ArcAttrs, ArcFilter, FilteredGraph, Neighbor};
+pub(crate) use filter::LabelColumn;
+pub use filter::{ALL_ARCS, ArcAttrs, ArcFilter, ArcLabels, FilteredGraph, Neighbor};
 pub use landmarks::{LANDMARKS, LandmarkBuilder, Landmarks, lower_bound};
 pub use overlay::{Change, OverlayStats};
 pub use visited::Visited;
@@ -232,6 +233,8 @@ pub trait DenseSource: NeighborSource {
     /// The attributes of the arcs in [`rows`](Self::rows), entry for entry; empty rows when
     /// every arc has the default attributes.
     fn attrs(&self, slot: u32, dir: Direction) -> [&[ArcAttrs]; 2];
+    /// Their labels alone, as a label test reads them fastest.
+    fn labels(&self, slot: u32, dir: Direction) -> [ArcLabels<'_>; 2];
     /// Which arcs the search follows.
     fn filter(&self) -> &ArcFilter;
     /// The total length of the rows of every slot in `dir`.

@@ -14,7 +14,7 @@
 //! since still shadow the new compressed rows, which is right, because a rewritten row is the
 //! whole row.
 
-use crate::adjacency::{AdjacencyGraph, Csr};
+use crate::adjacency::{AdjacencyGraph, Csr, narrow};
 use crate::landmarks::Landmarks;
 use crate::{ArcAttrs, Progress};
 use hashbrown::HashMap;
@@ -180,6 +180,9 @@ struct Compaction {
     slots: usize,
     out: Csr,
     inc: Csr,
+    /// Whether the fresh rows keep byte labels: every label they will hold was in the graph
+    /// when the compaction began.
+    narrow: bool,
     next: usize,
     incoming: bool,
 }
@@ -373,19 +376,23 @@ impl AdjacencyGraph {
                 "too many arcs for compressed rows"
             );
             let attributed = self.attributed;
+            let narrow = narrow(self.max_label);
             let fresh = || {
                 let mut offsets = Vec::with_capacity(slots + 1);
                 offsets.push(0);
+                let with = |keep: bool| if keep { self.arcs } else { 0 };
                 Csr {
                     offsets,
                     targets: Vec::with_capacity(self.arcs),
-                    attrs: Vec::with_capacity(if attributed { self.arcs } else { 0 }),
+                    attrs: Vec::with_capacity(with(attributed)),
+                    labels: Vec::with_capacity(with(attributed && narrow)),
                 }
             };
             *compaction = Some(Box::new(Compaction {
                 slots,
                 out: fresh(),
                 inc: fresh(),
+                narrow,
                 next: 0,
                 incoming: false,
             }));
@@ -413,9 +420,7 @@ impl AdjacencyGraph {
                 None => (self.out.row(slot), self.out.row_attrs(slot)),
             };
             let fresh = if c.incoming { &mut c.inc } else { &mut c.out };
-            fresh.targets.extend_from_slice(row);
-            fresh.attrs.extend_from_slice(attrs);
-            fresh.offsets.push(fresh.targets.len() as u32);
+            fresh.push_row(row, attrs, c.narrow);
             work += 1 + row.len();
             c.next += 1;
         }
@@ -505,6 +510,7 @@ impl AdjacencyGraph {
     /// Appends `x`, over an arc with `attrs`, to the row of `slot`.
     fn push_entry(&mut self, slot: u32, incoming: bool, x: u32, attrs: ArcAttrs) {
         let attributed = self.attributed;
+        self.max_label = self.max_label.max(attrs.label);
         let row = self.row_mut(slot, incoming);
         row.targets.push(x);
         if attributed {
@@ -543,8 +549,9 @@ impl AdjacencyGraph {
             return;
         }
         self.attributed = true;
-        self.out.add_attrs();
-        self.inc.add_attrs();
+        // Every arc so far has label 0, which fits a byte.
+        self.out.add_attrs(true);
+        self.inc.add_attrs(true);
         let Overlay {
             active,
             frozen,
@@ -556,8 +563,8 @@ impl AdjacencyGraph {
             layer.inc.add_attrs();
         }
         if let Some(c) = compaction {
-            c.out.add_attrs();
-            c.inc.add_attrs();
+            c.out.add_attrs(c.narrow);
+            c.inc.add_attrs(c.narrow);
         }
     }
 }
