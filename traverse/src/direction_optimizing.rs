@@ -2,6 +2,7 @@ use crate::{
     ArcFilter, ArcLabels, BfsOutcome, BfsQuery, DenseSource, Direction, LabelColumn, Progress,
     Work, discoveries_per_step,
 };
+use std::ops::Range;
 
 /// When a [`DirectionOptimizingBfs`] switches between top-down and bottom-up levels: the
 /// heuristics of Beamer, Asanović and Patterson ("Direction-Optimizing Breadth-First Search",
@@ -421,16 +422,23 @@ fn enters<S: DenseSource + ?Sized>(src: &S, filter: &ArcFilter, slot: u32) -> bo
     !filter.checks_vertices() || filter.enters(src.vertex(slot), src.vertex_label(slot))
 }
 
+/// The ranges of two rows of lengths `lens` that cover the part `from..` of their
+/// concatenation, at most `room` long, and where that part ends.
+#[inline]
+fn cuts(lens: [usize; 2], from: usize, room: usize) -> ([Range<usize>; 2], usize) {
+    let end = (lens[0] + lens[1]).min(from.saturating_add(room));
+    let cut = |len: usize, offset: usize| {
+        from.saturating_sub(offset).min(len)..end.saturating_sub(offset).min(len)
+    };
+    ([cut(lens[0], 0), cut(lens[1], lens[0])], end)
+}
+
 /// The part `from..` of the concatenated `rows`, at most `room` long, as two slices, and where
 /// it ends.
 #[inline]
 fn span<T>(rows: [&[T]; 2], from: usize, room: usize) -> ([&[T]; 2], usize) {
-    let [a, b] = rows;
-    let end = (a.len() + b.len()).min(from.saturating_add(room));
-    let cut = |row: &[T], offset: usize| -> std::ops::Range<usize> {
-        from.saturating_sub(offset).min(row.len())..end.saturating_sub(offset).min(row.len())
-    };
-    ([&a[cut(a, 0)], &b[cut(b, a.len())]], end)
+    let ([a, b], end) = cuts([rows[0].len(), rows[1].len()], from, room);
+    ([&rows[0][a], &rows[1][b]], end)
 }
 
 /// The labels of the arcs [`span`] cuts from `rows`.
@@ -441,12 +449,8 @@ fn span_labels<'a>(
     from: usize,
     room: usize,
 ) -> [ArcLabels<'a>; 2] {
-    let (first, total) = (rows[0].len(), rows[0].len() + rows[1].len());
-    let end = total.min(from.saturating_add(room));
-    [
-        labels[0].slice(from.min(first), end.min(first)),
-        labels[1].slice(from.saturating_sub(first), end.saturating_sub(first)),
-    ]
+    let ([a, b], _) = cuts([rows[0].len(), rows[1].len()], from, room);
+    [labels[0].slice(a), labels[1].slice(b)]
 }
 
 /// How many arcs of `part` a bottom-up scan reads before one that `follows` (given its index)

@@ -2,6 +2,7 @@
 //! and a filtered view of an in-memory graph.
 
 use crate::{AdjacencyGraph, DenseSource, Direction, ListCursor, NeighborSource};
+use std::ops::Range;
 
 /// An arc's label and weight. Label 0 means "no label"; the module interns label names as ids
 /// from 1. Weights are finite and non-negative (the module refuses others when they are written).
@@ -55,15 +56,15 @@ impl<'a> ArcLabels<'a> {
         }
     }
 
-    /// Entries `from..to` (clamped to the entries there are).
+    /// Entries `range` (clamped to the entries there are).
     #[inline]
-    pub fn slice(&self, from: usize, to: usize) -> ArcLabels<'a> {
-        fn cut<T>(s: &[T], from: usize, to: usize) -> &[T] {
-            &s[from.min(s.len())..to.min(s.len())]
+    pub fn slice(&self, range: Range<usize>) -> ArcLabels<'a> {
+        fn cut<T>(s: &[T], range: Range<usize>) -> &[T] {
+            &s[range.start.min(s.len())..range.end.min(s.len())]
         }
         match *self {
-            ArcLabels::Narrow(labels) => ArcLabels::Narrow(cut(labels, from, to)),
-            ArcLabels::Wide(attrs) => ArcLabels::Wide(cut(attrs, from, to)),
+            ArcLabels::Narrow(labels) => ArcLabels::Narrow(cut(labels, range)),
+            ArcLabels::Wide(attrs) => ArcLabels::Wide(cut(attrs, range)),
         }
     }
 }

@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 mod common;
-use common::random_graph;
+use common::{random_graph, random_weight};
 
 const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 
@@ -28,8 +28,8 @@ fn arc_labels(seed: u64) -> [u32; 4] {
     }
 }
 
-/// A random graph with random attributes: labels from [`arc_labels`]; weights mostly small integers (so that
-/// ties are common and sums exact), some zero, some fractional.
+/// A random graph with random attributes: labels from [`arc_labels`]; weights mostly small
+/// integers, some zero, some fractional ([`random_weight`]).
 fn labelled_graph(seed: u64) -> (AdjacencyGraph, LabelledGraph) {
     let tg = random_graph(seed);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x1abe1);
@@ -37,11 +37,7 @@ fn labelled_graph(seed: u64) -> (AdjacencyGraph, LabelledGraph) {
         .arcs
         .iter()
         .map(|&(s, d)| {
-            let weight = match rng.gen_range(0..10) {
-                0 => 0.0,
-                1 => rng.gen_range(0.0..10.0f32),
-                _ => rng.gen_range(1..5) as f32,
-            };
+            let weight = random_weight(&mut rng, 10, 5);
             (s, d, arc_labels(seed)[rng.gen_range(0..4)], weight)
         })
         .collect();

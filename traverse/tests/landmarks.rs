@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 mod common;
-use common::random_graph;
+use common::{random_graph, random_weight};
 
 const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 
@@ -103,14 +103,7 @@ fn guided_paths_on_random_graphs_match_the_reference_after_removals() {
         let arcs: Vec<(u64, u64, u32, f32)> = tg
             .arcs
             .iter()
-            .map(|&(s, d)| {
-                let weight = match rng.gen_range(0..8) {
-                    0 => 0.0,
-                    1 => rng.gen_range(0.0..10.0f32),
-                    _ => rng.gen_range(1..20) as f32,
-                };
-                (s, d, 0, weight)
-            })
+            .map(|&(s, d)| (s, d, 0, random_weight(&mut rng, 8, 20)))
             .collect();
         let mut reference = LabelledGraph::new(tg.vertices.iter().copied(), arcs);
         let mut graph = graph_of(&reference);

@@ -13,6 +13,17 @@ pub struct TestGraph {
     pub arcs: Vec<(u64, u64)>,
 }
 
+/// A random arc weight for weighted-path tests: zero one time in `one_in`, a fraction in
+/// 0..10 one time in `one_in`, else an integer in `1..max_int` (so that ties are common and sums
+/// exact).
+pub fn random_weight(rng: &mut ChaCha8Rng, one_in: u32, max_int: u32) -> f32 {
+    match rng.gen_range(0..one_in) {
+        0 => 0.0,
+        1 => rng.gen_range(0.0..10.0f32),
+        _ => rng.gen_range(1..max_int) as f32,
+    }
+}
+
 /// Generates a random graph of 1 to 59 vertices: uniform endpoints or power-law (Chung-Lu-like)
 /// endpoints.
 pub fn random_graph(seed: u64) -> TestGraph {
