@@ -4,22 +4,24 @@
 
 use crate::report::model::{Percentiles, Propagation, Throughput};
 use anyhow::{Context, bail, ensure};
-use graph_client::graph::GraphDb;
+use graph_client::graph::{GraphDb, ReducerInFlight};
 use graph_client::watch::{Change, watch};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// `writes` single-edge inserts on `writer`'s connection, each timed from the call until a
-/// subscriber on its own connection (confirmed reads `confirmed`) sees the graph's new version.
-/// The edges join fresh vertices from `first_id`, so nothing else measured changes.
+/// `writes` single-edge inserts on `writer`'s connection, each after `idle` and timed from the
+/// call until a subscriber on its own connection (confirmed reads `confirmed`) sees the graph's
+/// new version. The edges join fresh vertices from `first_id`, so nothing else measured changes.
 pub fn propagation(
     writer: &GraphDb,
     confirmed: bool,
     first_id: u64,
     writes: usize,
+    idle: Duration,
 ) -> anyhow::Result<Propagation> {
     let subscriber =
         GraphDb::websocket(writer.server().clone(), writer.database(), Some(confirmed));
@@ -30,6 +32,9 @@ pub fn propagation(
     };
     let mut latencies = Vec::with_capacity(writes);
     for i in 0..writes as u64 + 5 {
+        if !idle.is_zero() {
+            std::thread::sleep(idle);
+        }
         let t = Instant::now();
         writer.add_edges(&[first_id + 2 * i], &[first_id + 2 * i + 1])?;
         loop {
@@ -108,20 +113,27 @@ fn hot_share(keys: Keys, candidates: usize, seed: u64) -> f64 {
     hits as f64 / draws as f64
 }
 
-/// `connections` WebSocket connections (one thread each, one call in flight per connection)
-/// insert `inserts` distinct single edges between them, sources drawn by `keys` from
-/// `candidates` vertices at `first_id`, each edge to a fresh target. Afterwards the graph's
-/// edge count must have grown by exactly `inserts`: nothing lost.
+/// `connections` WebSocket connections (one thread each, up to `in_flight` calls sent and not
+/// yet answered per connection: pipelining, as the clients of SpacetimeDB's suite do) insert
+/// `inserts` distinct single edges between them, sources drawn by `keys` from `candidates`
+/// vertices at `first_id`, each edge to a fresh target. A call's latency runs from its sending
+/// until the client has its answer. Afterwards the graph's edge count must have grown by exactly
+/// `inserts`: nothing lost.
+#[allow(clippy::too_many_arguments)]
 pub fn throughput(
     db: &GraphDb,
     connections: usize,
+    in_flight: usize,
     inserts: usize,
     keys: Keys,
     candidates: usize,
     first_id: u64,
     seed: u64,
 ) -> anyhow::Result<Throughput> {
-    ensure!(connections > 0 && inserts > 0, "nothing to insert");
+    ensure!(
+        connections > 0 && in_flight > 0 && inserts > 0,
+        "nothing to insert"
+    );
     let links: Vec<GraphDb> = (0..connections).map(|_| db.reconnect()).collect();
     for link in &links {
         link.noop(true).context("opening the connections")?;
@@ -142,16 +154,25 @@ pub fn throughput(
                 scope.spawn(move || -> anyhow::Result<Vec<f64>> {
                     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ c as u64);
                     let mut latencies = Vec::new();
+                    let mut sent = VecDeque::with_capacity(in_flight);
+                    let mut settle = |(t, call): (Instant, ReducerInFlight)| {
+                        call.wait()?;
+                        latencies.push(t.elapsed().as_secs_f64() * 1e6);
+                        anyhow::Ok(())
+                    };
                     for i in (c..inserts).step_by(connections) {
                         let src = first_id
                             + match zipf {
                                 Some(z) => z.sample(&mut rng),
                                 None => rng.gen_range(0..candidates),
                             } as u64;
+                        if sent.len() == in_flight {
+                            settle(sent.pop_front().expect("a full window"))?;
+                        }
                         let t = Instant::now();
-                        link.add_edges(&[src], &[targets + i as u64])?;
-                        latencies.push(t.elapsed().as_secs_f64() * 1e6);
+                        sent.push_back((t, link.send_add_edges(&[src], &[targets + i as u64])?));
                     }
+                    sent.into_iter().try_for_each(settle)?;
                     Ok(latencies)
                 })
             })
@@ -170,6 +191,7 @@ pub fn throughput(
     let latencies: Vec<f64> = latencies.into_iter().flatten().collect();
     Ok(Throughput {
         connections,
+        in_flight,
         keys: keys.name(),
         hot_share: hot_share(keys, candidates, seed),
         // `reconnect` keeps `db`'s setting; the benchmark opens it with the server's default.

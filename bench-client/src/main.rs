@@ -74,6 +74,11 @@ struct Args {
     /// Unmeasured queries before each benchmark.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
+    /// Idle time before every query and round-trip call of every system, ms, outside the clock
+    /// (0: back to back). An application that calls now and then, rather than in a loop, sees
+    /// the figures measured with a pause; SpacetimeDB 2.14's WebSocket differs between the two.
+    #[arg(long, default_value_t = 0.0)]
+    idle_ms: f64,
     /// Depth of the depth-bounded BFS.
     #[arg(long, default_value_t = 3)]
     depth: u32,
@@ -169,6 +174,10 @@ struct Args {
     /// Connections of the throughput workload.
     #[arg(long, default_value_t = 50)]
     connections: usize,
+    /// Calls each connection of the throughput workload keeps in flight, comma-separated: one
+    /// phase per value (1: each call waits for the previous answer).
+    #[arg(long, value_delimiter = ',', default_value = "1,16")]
+    in_flight: Vec<usize>,
     /// Work units per transaction for Stage-2 procedures (0: the module's default).
     #[arg(long, default_value_t = 0)]
     tx_budget: u32,
@@ -303,7 +312,13 @@ fn main() -> anyhow::Result<()> {
             let transports = std::iter::once(db.clone()).chain(over_http.then(|| db.over_http()));
             for db in transports {
                 for (workload, procedure) in stdb::FLOOR {
-                    let calls = stdb::round_trip(&db, workload, procedure, args.roundtrip_calls)?;
+                    let calls = stdb::round_trip(
+                        &db,
+                        workload,
+                        procedure,
+                        args.roundtrip_calls,
+                        idle(&args),
+                    )?;
                     let system = stdb::floor_system(&db);
                     let mode = model::mode_of(system).unwrap_or(system);
                     let s = Summary::of(workload, system, mode, &calls);
@@ -345,6 +360,10 @@ fn main() -> anyhow::Result<()> {
                 continue;
             }
             let (warmup, n) = plan(&args, system.name(), workload);
+            let pace = measure::Pace {
+                warmup,
+                idle: idle(&args),
+            };
             let pairs = if workload == Workload::WeightedPath {
                 &random_pairs
             } else {
@@ -360,10 +379,9 @@ fn main() -> anyhow::Result<()> {
             );
             answers.prepare(&queries)?;
             let t = Instant::now();
-            let measured =
-                measure::benchmark(system.as_mut(), workload, &queries, warmup, |q, r| {
-                    answers.verify(q, r)
-                });
+            let measured = measure::benchmark(system.as_mut(), workload, &queries, pace, |q, r| {
+                answers.verify(q, r)
+            });
             // A peer that cannot answer (an engine error) is reported, not fatal; a wrong
             // answer, or SpacetimeDB failing, still fails the run.
             let measured = match measured {
@@ -579,6 +597,11 @@ fn server_process(args: &Args, store: &str) -> (Option<u32>, Option<PathBuf>) {
 /// Warm-up and measured calls of `workload` on `system`. The Stage-1 baselines scan every edge
 /// per query: `--stage1-runs` and no warm-up. Otherwise `--warmup`, and `--runs`, or
 /// `--bfs-runs` for a full BFS, which visits a whole component.
+/// The pause before every measured call (`--idle-ms`).
+fn idle(args: &Args) -> Duration {
+    Duration::from_secs_f64(args.idle_ms.max(0.0) / 1e3)
+}
+
 fn plan(args: &Args, system: &str, workload: Workload) -> (usize, usize) {
     match system {
         "stdb-stage1" | "stdb-stage1-reducer" => (0, args.stage1_runs),
@@ -699,7 +722,8 @@ fn live_workloads(
     if args.propagation_writes > 0 {
         for (i, confirmed) in [true, false].into_iter().enumerate() {
             let first_id = base + i as u64 * 10_000_000;
-            let p = live::propagation(db, confirmed, first_id, args.propagation_writes)?;
+            let p =
+                live::propagation(db, confirmed, first_id, args.propagation_writes, idle(args))?;
             println!(
                 "write → subscriber, confirmed reads {}: p50 {}, p99 {}",
                 if confirmed { "on" } else { "off" },
@@ -713,11 +737,16 @@ fn live_workloads(
     if args.throughput_inserts > 0 {
         // Zipf s=1.3 over 10,000 sources puts ~80% of inserts on the hottest 1%: the suite's
         // high-contention setting.
-        for (i, keys) in [Keys::Uniform, Keys::Zipf(1.3)].into_iter().enumerate() {
+        let phases = args
+            .in_flight
+            .iter()
+            .flat_map(|&depth| [Keys::Uniform, Keys::Zipf(1.3)].map(|keys| (depth, keys)));
+        for (i, (in_flight, keys)) in phases.enumerate() {
             let first_id = base + (2 + i as u64) * 10_000_000;
             let t = live::throughput(
                 db,
                 args.connections,
+                in_flight,
                 args.throughput_inserts,
                 keys,
                 10_000,
@@ -725,8 +754,9 @@ fn live_workloads(
                 args.seed,
             )?;
             println!(
-                "{} connections, {} sources ({:.0}% on the hottest 1%): {:.0} inserts/s, {} counted",
+                "{} connections, {} in flight each, {} sources ({:.0}% on the hottest 1%): {:.0} inserts/s, {} counted",
                 t.connections,
+                t.in_flight,
                 t.keys,
                 t.hot_share * 100.0,
                 t.per_second,

@@ -5,7 +5,7 @@ use crate::report::model::Sample;
 use crate::system::{Query, Reply, System};
 use crate::workloads::Workload;
 use anyhow::Context;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What one measured call returned, and how long the call alone took.
 #[derive(Debug)]
@@ -14,18 +14,44 @@ pub struct Timed<T> {
     pub value: T,
 }
 
-/// Calls `call` on `warmup` inputs (cycling through them), unmeasured, then once on each input,
-/// timed. The clock stops as `call` returns: every result, warm-up ones included, is passed to
-/// `check` only after that. A failed call or check ends the loop with its error.
+/// How the loop calls: `warmup` unmeasured calls first, and `idle` of doing nothing before
+/// every call (outside the clock). Back to back (`idle` zero) is a busy client's pattern; an
+/// idle pause is that of an application that calls now and then, and it matters to SpacetimeDB
+/// 2.14, whose send worker delays a result that follows the previous one within about a
+/// millisecond (results/README.md).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pace {
+    pub warmup: usize,
+    pub idle: Duration,
+}
+
+impl Pace {
+    /// `warmup` calls, then back to back.
+    pub fn warmup(warmup: usize) -> Self {
+        Self {
+            warmup,
+            idle: Duration::ZERO,
+        }
+    }
+}
+
+/// Calls `call` on `pace.warmup` inputs (cycling through them), unmeasured, then once on each
+/// input, timed, each call after `pace.idle`. The clock stops as `call` returns: every result,
+/// warm-up ones included, is passed to `check` only after that. A failed call or check ends the
+/// loop with its error.
 pub fn measure<I, T>(
     inputs: &[I],
-    warmup: usize,
+    pace: Pace,
     mut call: impl FnMut(&I) -> anyhow::Result<T>,
     mut check: impl FnMut(&I, &T) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Timed<T>>> {
     let mut measured = Vec::with_capacity(inputs.len());
+    let warmup = pace.warmup;
     let calls = inputs.iter().cycle().take(warmup + inputs.len());
     for (i, input) in calls.enumerate() {
+        if !pace.idle.is_zero() {
+            std::thread::sleep(pace.idle);
+        }
         let started = Instant::now();
         let value = call(input);
         // From whole nanoseconds, so that the samples files print µs without float noise.
@@ -63,13 +89,13 @@ pub fn benchmark(
     system: &mut dyn System,
     workload: Workload,
     queries: &[Query],
-    warmup: usize,
+    pace: Pace,
     mut check: impl FnMut(&Query, &Reply) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Sample>> {
     let name = system.name();
     let timed = measure(
         queries,
-        warmup,
+        pace,
         |query| {
             system.answer(query).map_err(|e| {
                 anyhow::Error::new(NoAnswer(format!(
@@ -114,7 +140,6 @@ mod tests {
     use crate::verify::verify;
     use graph_client::graph::Direction;
     use graph_reference::ReferenceGraph;
-    use std::time::Duration;
 
     fn neighbor_queries(vertices: &[u64]) -> Vec<Query> {
         Workload::NeighborCount.queries(vertices, &[], Direction::Both, 0, 0, 0)
@@ -131,7 +156,7 @@ mod tests {
             &mut failing,
             Workload::NeighborCount,
             &queries,
-            0,
+            Pace::warmup(0),
             |_, _| Ok(()),
         )
         .unwrap_err();
@@ -140,9 +165,13 @@ mod tests {
             "{e:#}"
         );
         let mut wrong = Fake::new("wrong", Reply::Count(1));
-        let e = benchmark(&mut wrong, Workload::NeighborCount, &queries, 0, |_, _| {
-            anyhow::bail!("not 1")
-        })
+        let e = benchmark(
+            &mut wrong,
+            Workload::NeighborCount,
+            &queries,
+            Pace::warmup(0),
+            |_, _| anyhow::bail!("not 1"),
+        )
         .unwrap_err();
         assert!(!e.is::<NoAnswer>(), "{e:#}");
     }
@@ -159,8 +188,14 @@ mod tests {
             Ok(())
         };
         let queries = neighbor_queries(&[1, 2, 3, 4]);
-        let samples =
-            benchmark(&mut fast, Workload::NeighborCount, &queries, 2, slow_check).unwrap();
+        let samples = benchmark(
+            &mut fast,
+            Workload::NeighborCount,
+            &queries,
+            Pace::warmup(2),
+            slow_check,
+        )
+        .unwrap();
         assert_eq!(checks, 6, "every answer, warm-up ones too, is verified");
         assert_eq!(samples.len(), 4);
         for s in &samples {
@@ -179,7 +214,7 @@ mod tests {
             &mut slow,
             Workload::ShortestPath,
             &queries,
-            2,
+            Pace::warmup(2),
             |_, _| Ok(()),
         )
         .unwrap();
@@ -201,6 +236,34 @@ mod tests {
         }
     }
 
+    /// An idle pause precedes every call, warm-up ones too, and stays outside the clock.
+    #[test]
+    fn the_idle_pause_precedes_each_call_and_is_not_timed() {
+        let mut fast = Fake::new("fast", Reply::Count(1));
+        let queries = neighbor_queries(&[1, 2, 3]);
+        let pace = Pace {
+            warmup: 1,
+            idle: Duration::from_millis(20),
+        };
+        let started = Instant::now();
+        let samples = benchmark(
+            &mut fast,
+            Workload::NeighborCount,
+            &queries,
+            pace,
+            |_, _| Ok(()),
+        )
+        .unwrap();
+        assert!(
+            started.elapsed() >= Duration::from_millis(80),
+            "4 pauses of 20 ms"
+        );
+        assert_eq!(fast.calls, 4);
+        for s in &samples {
+            assert!(s.e2e_us < 10_000.0, "the pause was timed: {s:?}");
+        }
+    }
+
     /// A system that measured the call in its own process (Kuzu's worker) is recorded at that
     /// time, with the client's clock, which includes its pipe, kept beside it; and its answer
     /// is still verified after the clock has stopped.
@@ -211,11 +274,17 @@ mod tests {
         piped.in_process_ns = Some(1_234_500);
         let mut checks = 0;
         let queries = neighbor_queries(&[1, 2]);
-        let samples = benchmark(&mut piped, Workload::NeighborCount, &queries, 1, |_, _| {
-            checks += 1;
-            std::thread::sleep(Duration::from_millis(30));
-            Ok(())
-        })
+        let samples = benchmark(
+            &mut piped,
+            Workload::NeighborCount,
+            &queries,
+            Pace::warmup(1),
+            |_, _| {
+                checks += 1;
+                std::thread::sleep(Duration::from_millis(30));
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(checks, 3);
         for s in &samples {
@@ -224,9 +293,13 @@ mod tests {
             assert!((20_000.0..50_000.0).contains(&client), "{s:?}");
         }
         let mut plain = Fake::new("plain", Reply::Count(1));
-        let samples = benchmark(&mut plain, Workload::NeighborCount, &queries, 0, |_, _| {
-            Ok(())
-        })
+        let samples = benchmark(
+            &mut plain,
+            Workload::NeighborCount,
+            &queries,
+            Pace::warmup(0),
+            |_, _| Ok(()),
+        )
         .unwrap();
         assert!(samples.iter().all(|s| s.client_us.is_none()), "{samples:?}");
     }
@@ -239,7 +312,7 @@ mod tests {
             &mut wrong,
             Workload::NeighborCount,
             &neighbor_queries(&[2]),
-            0,
+            Pace::warmup(0),
             |q, r| verify(&reference, q, r),
         )
         .unwrap_err();
@@ -251,9 +324,13 @@ mod tests {
         );
         let mut right = Fake::new("right", Reply::Count(2));
         let queries = neighbor_queries(&[1, 2, 3]);
-        let samples = benchmark(&mut right, Workload::NeighborCount, &queries, 1, |q, r| {
-            verify(&reference, q, r)
-        })
+        let samples = benchmark(
+            &mut right,
+            Workload::NeighborCount,
+            &queries,
+            Pace::warmup(1),
+            |q, r| verify(&reference, q, r),
+        )
         .unwrap();
         assert_eq!(samples.len(), 3);
     }

@@ -359,8 +359,13 @@ fn timed<I: std::fmt::Display, T>(
     call: impl FnMut(&I) -> anyhow::Result<T>,
     check: impl FnMut(&I, &T) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let measured = measure::measure(std::slice::from_ref(&input), 0, call, check)
-        .with_context(|| format!("{name}: {input}"))?;
+    let measured = measure::measure(
+        std::slice::from_ref(&input),
+        measure::Pace::default(),
+        call,
+        check,
+    )
+    .with_context(|| format!("{name}: {input}"))?;
     ops.extend(measured.into_iter().map(|t| (name, t.e2e_us)));
     Ok(())
 }

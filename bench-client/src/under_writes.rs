@@ -42,7 +42,7 @@ pub fn run(
             while started.elapsed() < duration {
                 let timed = measure::measure(
                     std::slice::from_ref(query),
-                    0,
+                    measure::Pace::default(),
                     |q| system.answer(q).with_context(|| format!("{q} failed")),
                     |q, a| check(q, &a.reply).with_context(|| format!("wrong answer to {q}")),
                 )?;

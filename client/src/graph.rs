@@ -10,7 +10,7 @@
 use crate::edgelist::EdgeList;
 use crate::module_bindings::{self as mb, DbConnection};
 use crate::server::{Server, ServerError};
-use crate::ws::{Reply, WsError, WsLink};
+use crate::ws::{Pending, Reply, WsError, WsLink};
 use serde_json::Value;
 use spacetimedb_sdk::__codegen::__sats;
 use std::fmt;
@@ -379,23 +379,51 @@ impl GraphDb {
     where
         A: __sats::Serialize + Clone,
     {
-        let failed = |message| ClientError::ReducerFailed {
-            reducer: name.to_string(),
-            message,
-        };
         match &self.transport {
-            Transport::Http => match self.server.call(&self.database, name, &to_sats_json(&args)) {
-                Ok(_) => Ok(()),
-                Err(ServerError::Http {
-                    status: 530,
-                    message,
-                    ..
-                }) => Err(failed(message)),
-                Err(e) => Err(e.into()),
-            },
+            Transport::Http => self.http_reducer(name, &args),
             Transport::Ws(link) => link
                 .call(name, resend, &|conn, reply| ws(conn, args.clone(), reply))?
-                .map_err(failed),
+                .map_err(|message| reducer_failed(name, message)),
+        }
+    }
+
+    /// Sends a reducer call without waiting for its outcome over the WebSocket; over HTTP the
+    /// call completes before this returns.
+    fn send_reducer<A>(
+        &self,
+        name: &'static str,
+        args: A,
+        ws: impl Fn(&DbConnection, A, Reply<Result<(), String>>) -> spacetimedb_sdk::Result<()>,
+    ) -> Result<ReducerInFlight, ClientError>
+    where
+        A: __sats::Serialize + Clone,
+    {
+        let state = match &self.transport {
+            Transport::Http => InFlight::Answered(self.http_reducer(name, &args)),
+            Transport::Ws(link) => InFlight::Sent(
+                link.clone(),
+                link.send(name, &|conn, reply| ws(conn, args.clone(), reply))?,
+            ),
+        };
+        Ok(ReducerInFlight {
+            reducer: name,
+            state,
+        })
+    }
+
+    fn http_reducer<A: __sats::Serialize>(
+        &self,
+        name: &'static str,
+        args: &A,
+    ) -> Result<(), ClientError> {
+        match self.server.call(&self.database, name, &to_sats_json(args)) {
+            Ok(_) => Ok(()),
+            Err(ServerError::Http {
+                status: 530,
+                message,
+                ..
+            }) => Err(reducer_failed(name, message)),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -407,6 +435,23 @@ impl GraphDb {
             dst: dst.to_vec(),
         };
         self.reducer("add_edges", args, true, |conn, a, reply| {
+            conn.reducers
+                .add_edges_then(a.src, a.dst, move |_, r| reply(flatten(r)))
+        })
+    }
+
+    /// [`GraphDb::add_edges`], sent without waiting for its outcome, which
+    /// [`ReducerInFlight::wait`] returns: one WebSocket connection can carry many calls at once
+    /// (pipelining, as SpacetimeDB's benchmark clients do), and the module runs them in the
+    /// order they were sent. A call whose connection drops is not sent again. Over HTTP the
+    /// call completes before this returns.
+    pub fn send_add_edges(&self, src: &[u64], dst: &[u64]) -> Result<ReducerInFlight, ClientError> {
+        use mb::add_edges_reducer::{AddEdgesArgs, add_edges};
+        let args = AddEdgesArgs {
+            src: src.to_vec(),
+            dst: dst.to_vec(),
+        };
+        self.send_reducer("add_edges", args, |conn, a, reply| {
             conn.reducers
                 .add_edges_then(a.src, a.dst, move |_, r| reply(flatten(r)))
         })
@@ -1103,6 +1148,37 @@ impl GraphDb {
 
 /// A reducer callback's outcome as a reply: the host's failure to run it as the error text
 /// (`Err`), the reducer's own result as the value.
+fn reducer_failed(reducer: &str, message: String) -> ClientError {
+    ClientError::ReducerFailed {
+        reducer: reducer.to_string(),
+        message,
+    }
+}
+
+/// A reducer call sent by [`GraphDb::send_add_edges`] whose outcome has not been taken yet.
+pub struct ReducerInFlight {
+    reducer: &'static str,
+    state: InFlight,
+}
+
+enum InFlight {
+    Answered(Result<(), ClientError>),
+    Sent(Arc<WsLink>, Pending<Result<(), String>>),
+}
+
+impl ReducerInFlight {
+    /// Waits for the reducer's outcome: an error if it failed (nothing it wrote is kept) or
+    /// its connection dropped first.
+    pub fn wait(self) -> Result<(), ClientError> {
+        match self.state {
+            InFlight::Answered(outcome) => outcome,
+            InFlight::Sent(link, pending) => link
+                .wait(self.reducer, pending)?
+                .map_err(|message| reducer_failed(self.reducer, message)),
+        }
+    }
+}
+
 fn flatten(
     r: Result<Result<(), String>, spacetimedb_sdk::__codegen::InternalError>,
 ) -> Result<Result<(), String>, String> {

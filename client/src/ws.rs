@@ -150,44 +150,69 @@ impl WsLink {
         let mut attempts = if resend { 2 } else { 1 };
         loop {
             attempts -= 1;
-            let live = self.live()?;
-            let (tx, rx) = mpsc::channel();
-            let reply: Reply<R> = Box::new(move |result| {
-                let _ = tx.send(result);
-            });
-            if let Err(e) = send(&live.conn, reply) {
-                self.drop_if_current(&live);
-                if attempts > 0 {
-                    continue;
-                }
-                return Err(self.error(format!("{what}: could not send the request: {e}")));
-            }
-            let deadline = Instant::now() + CALL_TIMEOUT;
-            loop {
-                match rx.recv_timeout(LIVENESS_POLL) {
-                    Ok(Ok(value)) => return Ok(value),
-                    Ok(Err(message)) => {
-                        return Err(ClientError::Internal {
-                            function: what.to_string(),
-                            message,
-                        });
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout)
-                        if live.up.load(Ordering::Acquire) && Instant::now() < deadline => {}
-                    Err(_) => break,
-                }
-            }
-            // No answer: the connection dropped (or the call timed out).
-            self.drop_if_current(&live);
-            if attempts == 0 {
-                let why = if Instant::now() >= deadline {
-                    format!("{what}: no answer within {CALL_TIMEOUT:?}")
-                } else {
-                    format!("{what}: the connection closed before the answer arrived")
-                };
-                return Err(self.error(why));
+            let pending = match self.send(what, send) {
+                Err(_) if attempts > 0 => continue,
+                sent => sent?,
+            };
+            match self.answer(pending) {
+                Ok(answer) => return answer.map_err(|message| internal(what, message)),
+                Err(_) if attempts > 0 => {}
+                Err(lost) => return Err(self.error(lost.describe(what))),
             }
         }
+    }
+
+    /// Queues a request with `send` and returns at once: any number of requests may be in
+    /// flight on the connection (the SDK matches each answer to its request). [`Self::wait`]
+    /// waits for the answer.
+    pub fn send<R: Send + 'static>(
+        &self,
+        what: &str,
+        send: Request<'_, R>,
+    ) -> Result<Pending<R>, ClientError> {
+        let live = self.live()?;
+        let (tx, rx) = mpsc::channel();
+        let reply: Reply<R> = Box::new(move |result| {
+            let _ = tx.send(result);
+        });
+        if let Err(e) = send(&live.conn, reply) {
+            self.drop_if_current(&live);
+            return Err(self.error(format!("{what}: could not send the request: {e}")));
+        }
+        Ok(Pending {
+            live,
+            rx,
+            deadline: Instant::now() + CALL_TIMEOUT,
+        })
+    }
+
+    /// Waits for the answer to a request [`Self::send`] queued; it is not sent again if its
+    /// connection drops.
+    pub fn wait<R>(&self, what: &str, pending: Pending<R>) -> Result<R, ClientError> {
+        match self.answer(pending) {
+            Ok(answer) => answer.map_err(|message| internal(what, message)),
+            Err(lost) => Err(self.error(lost.describe(what))),
+        }
+    }
+
+    /// The answer to `pending`, or why none came (after which the connection is forgotten, so
+    /// that the next call reconnects).
+    fn answer<R>(&self, pending: Pending<R>) -> Result<Result<R, String>, Lost> {
+        loop {
+            match pending.rx.recv_timeout(LIVENESS_POLL) {
+                Ok(answer) => return Ok(answer),
+                Err(mpsc::RecvTimeoutError::Timeout)
+                    if pending.live.up.load(Ordering::Acquire)
+                        && Instant::now() < pending.deadline => {}
+                Err(_) => break,
+            }
+        }
+        self.drop_if_current(&pending.live);
+        Err(if Instant::now() >= pending.deadline {
+            Lost::TimedOut
+        } else {
+            Lost::Closed
+        })
     }
 
     /// Forgets `live` if it is still the current connection, so the next call reconnects.
@@ -202,6 +227,36 @@ impl WsLink {
     /// Closes the connection, if one is open.
     pub fn disconnect(&self) {
         self.live.lock().unwrap().take();
+    }
+}
+
+/// A request queued on a connection by [`WsLink::send`], not yet answered.
+pub struct Pending<R> {
+    live: Arc<Live>,
+    rx: mpsc::Receiver<Result<R, String>>,
+    deadline: Instant,
+}
+
+/// Why a request got no answer.
+enum Lost {
+    TimedOut,
+    Closed,
+}
+
+impl Lost {
+    fn describe(&self, what: &str) -> String {
+        match self {
+            Lost::TimedOut => format!("{what}: no answer within {CALL_TIMEOUT:?}"),
+            Lost::Closed => format!("{what}: the connection closed before the answer arrived"),
+        }
+    }
+}
+
+/// A request the server answered with an error of its own (not the function's).
+fn internal(what: &str, message: String) -> ClientError {
+    ClientError::Internal {
+        function: what.to_string(),
+        message,
     }
 }
 

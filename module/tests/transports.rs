@@ -234,3 +234,49 @@ fn check_path(
         (got, want) => panic!("{ctx}: {got:?}, reference {want:?}"),
     }
 }
+
+/// Calls sent without waiting (many in flight on one WebSocket) all land, each failure reaches
+/// its own caller and takes nothing else with it; over HTTP the same API completes each call
+/// as it is sent.
+#[test]
+fn pipelined_writes_all_land_and_fail_alone() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    for db in [
+        GraphDb::websocket(server.clone(), "graph", None),
+        GraphDb::new(server.clone(), "graph"),
+    ] {
+        db.clear().unwrap();
+        let edges: Vec<(u64, u64)> = (0..300).map(|i| (i % 17, 1_000 + i)).collect();
+        let mut sent = Vec::new();
+        for (i, &(s, d)) in edges.iter().enumerate() {
+            sent.push(db.send_add_edges(&[s], &[d]).unwrap());
+            if i % 100 == 50 {
+                // Two sources, one target: the module refuses the call.
+                sent.push(db.send_add_edges(&[1, 2], &[3]).unwrap());
+            }
+        }
+        let outcomes: Vec<_> = sent.into_iter().map(|call| call.wait()).collect();
+        let failed: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
+        assert_eq!(failed.len(), 3, "{:?}: {failed:?}", db.transport());
+        for e in failed {
+            assert!(
+                matches!(e, ClientError::ReducerFailed { reducer, .. } if reducer == "add_edges"),
+                "{e}"
+            );
+        }
+        let info = db.info().unwrap();
+        assert_eq!(
+            (info.edges, info.vertices),
+            (300, 317),
+            "{:?}",
+            db.transport()
+        );
+        let reference = ReferenceGraph::new(edges.iter().copied());
+        for v in [0, 16, 1_000, 1_299] {
+            let want = reference.neighbors(v, Direction::Both).unwrap();
+            let got = db.neighbors(v, Direction::Both, 0).unwrap().value;
+            assert_eq!(got.neighbors, want, "{v}");
+        }
+    }
+}

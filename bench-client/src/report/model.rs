@@ -388,6 +388,9 @@ pub struct Propagation {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Throughput {
     pub connections: usize,
+    /// Calls each connection had in flight at once (1: each waited for the previous answer).
+    #[serde(default = "one")]
+    pub in_flight: usize,
     /// How sources were drawn: `uniform` or `zipf s=…`.
     pub keys: String,
     /// Share of inserts whose source is among the hottest 1% of candidates.
@@ -400,6 +403,10 @@ pub struct Throughput {
     pub per_second: f64,
     /// Per-call latency, µs.
     pub latency: Percentiles,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// A small report to render and write in tests.

@@ -4,7 +4,7 @@
 //! procedures over the HTTP call route too (`stdb-http`). This file is all the benchmark knows
 //! of how the module is reached (`GraphDb`).
 
-use crate::measure::measure;
+use crate::measure::{Pace, measure};
 use crate::report::model::Sample;
 use crate::system::{Answer, ArcAttrs, Query, Reply, System};
 use crate::workloads::Workload;
@@ -14,6 +14,7 @@ use graph_client::graph::{
     self, BfsResult, ClientError, Follow, GraphDb, GraphError, Mode, NeighborCount, PathResult,
     PathStatus, TransportKind, TxOptions, WeightedPathResult,
 };
+use std::time::Duration;
 
 /// The store every mode reads: the module's tables in one database.
 pub const STORE: &str = "stdb";
@@ -329,18 +330,19 @@ pub fn floor_system(db: &GraphDb) -> &'static str {
     }
 }
 
-/// `calls` calls of the module's empty procedure (or reducer), after 20 unmeasured ones,
-/// through the loop every benchmark runs: the round-trip floor. The samples are under
-/// `workload`, system [`floor_system`].
+/// `calls` calls of the module's empty procedure (or reducer), after 20 unmeasured ones, each
+/// after `idle`, through the loop every benchmark runs: the round-trip floor. The samples are
+/// under `workload`, system [`floor_system`].
 pub fn round_trip(
     db: &GraphDb,
     workload: &str,
     procedure: bool,
     calls: usize,
+    idle: Duration,
 ) -> anyhow::Result<Vec<Sample>> {
     let timed = measure(
         &vec![(); calls],
-        20,
+        Pace { warmup: 20, idle },
         |_| Ok(db.noop(procedure)?),
         // Nothing to verify: the call returns nothing.
         |_, _| Ok(()),
