@@ -14,6 +14,7 @@ use graph_bench::report::write::write;
 use graph_bench::system::{ArcAttrs, Query, Reply, System};
 use graph_bench::systems::falkordb::FalkorDb;
 use graph_bench::systems::kuzu::Kuzu;
+use graph_bench::systems::native::{self, Native};
 use graph_bench::systems::neo4j::Neo4j;
 use graph_bench::systems::postgres::Postgres;
 use graph_bench::systems::stdb::{self, SpacetimeDb};
@@ -95,7 +96,8 @@ struct Args {
     /// stdb-http (the same over the HTTP call route), stdb-stage1 (full-scan procedures),
     /// stdb-stage1-reducer (full-scan reducers), and the peers neo4j (plain
     /// Cypher), neo4j-apoc (APOC), postgres (recursive CTEs), kuzu (LadybugDB, embedded, in a
-    /// worker process) and falkordb (Redis protocol), which `scripts/peers` starts.
+    /// worker process) and falkordb (Redis protocol), which `scripts/peers` starts; and native
+    /// (the native floor: the module's operator in this process, on an in-memory snapshot).
     /// `--modes` is accepted as another name.
     #[arg(
         long,
@@ -282,7 +284,7 @@ fn main() -> anyhow::Result<()> {
         tx_budget: args.tx_budget,
         yield_every_us: args.yield_every_us,
     };
-    let db = if args.systems.iter().any(|s| !model::is_peer(s)) {
+    let db = if args.systems.iter().any(|s| model::is_stdb(s)) {
         Some(connect_stdb(&args)?)
     } else {
         None
@@ -575,6 +577,7 @@ fn connect(
             Ok(Box::new(Kuzu::connect(worker)?))
         }
         "falkordb" => Ok(Box::new(FalkorDb::connect(&args.falkordb)?)),
+        native::NAME => Ok(Box::new(Native::new())),
         _ => bail!("no system `{name}`"),
     }
 }
@@ -770,7 +773,7 @@ fn live_workloads(
 
 fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -> Environment {
     let summary = edges.summary();
-    let stdb_used = args.systems.iter().any(|s| !model::is_peer(s));
+    let stdb_used = args.systems.iter().any(|s| model::is_stdb(s));
     let memory_kib: f64 = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {

@@ -2,7 +2,7 @@
 //! writers table (Markdown also reads well in a terminal), and the document that links the
 //! charts.
 
-use super::model::{Report, SYSTEMS, Summary, SystemLoad, is_peer, mode_of};
+use super::model::{NATIVE, Report, SYSTEMS, Summary, SystemLoad, is_peer, mode_of};
 use std::fmt::Write as _;
 
 /// Human-friendly duration from µs.
@@ -212,22 +212,29 @@ fn on_off(on: bool) -> &'static str {
 
 /// The cross-system table in the reference's shape: rows are load, neighbor count, full BFS and
 /// shortest path (p50), columns the systems present, then "stdb vs best peer" (the best peer's
-/// p50 divided by Stage 2's: above 1× Stage 2 is faster). Empty if no peer ran.
+/// p50 divided by Stage 2's: above 1× Stage 2 is faster) and, when the native floor ran, "stdb ÷
+/// native floor" (Stage 2's p50 divided by the floor's: how far from its limit). Empty if
+/// neither a peer nor the floor ran.
 pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
     let present: Vec<&str> = SYSTEMS
         .iter()
         .filter(|(s, m)| results.iter().any(|r| r.mode == *m) || loads.iter().any(|l| l.serves(s)))
         .map(|(s, _)| *s)
         .collect();
-    if !present.iter().any(|s| is_peer(s)) {
+    let floor = present.contains(&NATIVE);
+    if !floor && !present.iter().any(|s| is_peer(s)) {
         return String::new();
     }
     let mut t = String::from("| metric (p50) |");
     for s in &present {
         let _ = write!(t, " {s} |");
     }
-    t.push_str(" stdb vs best peer |\n|---|");
-    t.push_str(&"---:|".repeat(present.len() + 1));
+    t.push_str(" stdb vs best peer |");
+    if floor {
+        t.push_str(" stdb ÷ native floor |");
+    }
+    t.push_str("\n|---|");
+    t.push_str(&"---:|".repeat(present.len() + 1 + usize::from(floor)));
     t.push('\n');
 
     let load_us = |system: &str| {
@@ -249,11 +256,15 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
             .fold(None, |best: Option<f64>, v| {
                 Some(best.map_or(v, |b| b.min(v)))
             });
-        let ratio = match (value("stdb"), best_peer) {
-            (Some(ours), Some(peer)) if ours > 0.0 => format!("{:.2}×", peer / ours),
+        let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
             _ => "–".to_string(),
         };
-        let _ = writeln!(t, " {ratio} |");
+        let _ = write!(t, " {} |", ratio(best_peer, value("stdb")));
+        if floor {
+            let _ = write!(t, " {} |", ratio(value("stdb"), value(NATIVE)));
+        }
+        t.push('\n');
     };
     row("load", &load_us);
     for (workload, name) in [
@@ -372,5 +383,41 @@ fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
                 o.per_second
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::fixtures::row;
+
+    /// The native floor gets a column of its own: Stage 2's p50 over the floor's. It is not a
+    /// peer, so "best peer" ignores it.
+    #[test]
+    fn the_native_floor_is_a_limit_not_a_peer() {
+        let e2e = |p50: f64| [p50, p50, p50, p50];
+        let results = vec![
+            row("bfs", "stage2", e2e(40_000.0), None),
+            row("bfs", "native", e2e(10_000.0), None),
+            row("bfs", "postgres", e2e(80_000.0), None),
+            row("path", "stage2", e2e(1_000.0), None),
+            row("path", "native", e2e(100.0), None),
+        ];
+        let t = comparison(&results, &[]);
+        assert!(
+            t.starts_with("| metric (p50) | stdb | postgres | native | stdb vs best peer | stdb ÷ native floor |"),
+            "{t}"
+        );
+        let line = |name: &str| {
+            t.lines()
+                .find(|l| l.starts_with(&format!("| {name} |")))
+                .unwrap()
+        };
+        assert!(line("BFS full").ends_with("| 2.00× | 4.00× |"), "{t}");
+        assert!(line("shortest path").ends_with("| – | 10.00× |"), "{t}");
+        // Without the floor or a peer there is nothing to compare.
+        assert_eq!(comparison(&results[..1], &[]), "");
+        let floor_only = comparison(&results[..2], &[]);
+        assert!(floor_only.contains("| – | 4.00× |"), "{floor_only}");
     }
 }

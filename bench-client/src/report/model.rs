@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The systems, in report column order, as `--systems` names them, with the `mode` their rows
 /// carry in reports.
-pub const SYSTEMS: [(&str, &str); 9] = [
+pub const SYSTEMS: [(&str, &str); 10] = [
     ("stdb", "stage2"),
     ("stdb-http", "stage2-http"),
     ("stdb-stage1", "stage1"),
@@ -16,6 +16,7 @@ pub const SYSTEMS: [(&str, &str); 9] = [
     ("postgres", "postgres"),
     ("kuzu", "kuzu"),
     ("falkordb", "falkordb"),
+    ("native", "native"),
 ];
 
 /// The report `mode` of a system's rows.
@@ -23,9 +24,18 @@ pub fn mode_of(system: &str) -> Option<&'static str> {
     SYSTEMS.iter().find(|(s, _)| *s == system).map(|(_, m)| *m)
 }
 
-/// Whether `system` is another product (not one of SpacetimeDB's modes).
+/// Whether `system` is one of SpacetimeDB's modes.
+pub fn is_stdb(system: &str) -> bool {
+    system.starts_with("stdb")
+}
+
+/// The native floor (the module's operator run natively in the benchmark): a limit to measure
+/// against, neither SpacetimeDB nor a peer.
+pub const NATIVE: &str = "native";
+
+/// Whether `system` is another product (not one of SpacetimeDB's modes, nor the native floor).
 pub fn is_peer(system: &str) -> bool {
-    !system.starts_with("stdb")
+    !is_stdb(system) && system != NATIVE
 }
 
 /// Where and how the run happened, so that a result can be reproduced and compared.
