@@ -117,6 +117,8 @@ fn small_benchmark_runs_verified_and_reports() {
             "500",
             "--connections",
             "10",
+            "--in-flight",
+            "1,4",
             "--write-rates",
             "100,1000",
             "--under-writes-secs",
@@ -159,23 +161,25 @@ fn small_benchmark_runs_verified_and_reports() {
         serde_json::json!(["stdb-http", "stdb-stage1", "stdb-stage1-reducer"])
     );
     // Write → subscriber with confirmed reads on and off; inserts from 10 connections, uniform
-    // and Zipf, every one counted (graph-bench fails the run otherwise).
+    // and Zipf, with 1 and then 4 calls in flight per connection, every one counted (graph-bench
+    // fails the run otherwise).
     let propagation = report["propagation"].as_array().unwrap();
     assert_eq!(propagation.len(), 2, "{propagation:?}");
     for p in propagation {
         assert_eq!(p["latency"]["count"], 20, "{p}");
     }
     let throughput = report["throughput"].as_array().unwrap();
-    assert_eq!(throughput.len(), 2, "{throughput:?}");
-    for t in throughput {
+    assert_eq!(throughput.len(), 4, "{throughput:?}");
+    for (t, in_flight) in throughput.iter().zip([1, 1, 4, 4]) {
         assert_eq!(
-            (&t["connections"], &t["inserts"]),
-            (&10.into(), &500.into()),
+            (&t["connections"], &t["inserts"], &t["in_flight"]),
+            (&10.into(), &500.into(), &in_flight.into()),
             "{t}"
         );
         assert!(t["per_second"].as_f64().unwrap() > 0.0, "{t}");
     }
     assert!(throughput[1]["hot_share"].as_f64().unwrap() > 0.5);
+    assert!(throughput[3]["hot_share"].as_f64().unwrap() > 0.5);
     // A full BFS and a shortest path at each write rate, every answer verified (graph-bench
     // fails the run otherwise) and exact for one version; the writer kept up.
     let under_writes = report["under_writes"].as_array().unwrap();
