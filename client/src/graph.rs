@@ -411,6 +411,7 @@ impl GraphDb {
         })
     }
 
+    /// A reducer call over the HTTP call route, where a 530 is the reducer's own failure.
     fn http_reducer<A: __sats::Serialize>(
         &self,
         name: &'static str,

@@ -150,7 +150,8 @@ impl WsLink {
         let mut attempts = if resend { 2 } else { 1 };
         loop {
             attempts -= 1;
-            let pending = match self.send(what, send) {
+            let live = self.live()?;
+            let pending = match self.send_on(live, what, send) {
                 Err(_) if attempts > 0 => continue,
                 sent => sent?,
             };
@@ -170,7 +171,16 @@ impl WsLink {
         what: &str,
         send: Request<'_, R>,
     ) -> Result<Pending<R>, ClientError> {
-        let live = self.live()?;
+        self.send_on(self.live()?, what, send)
+    }
+
+    /// [`Self::send`] on the connection `live`.
+    fn send_on<R: Send + 'static>(
+        &self,
+        live: Arc<Live>,
+        what: &str,
+        send: Request<'_, R>,
+    ) -> Result<Pending<R>, ClientError> {
         let (tx, rx) = mpsc::channel();
         let reply: Reply<R> = Box::new(move |result| {
             let _ = tx.send(result);
