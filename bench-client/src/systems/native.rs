@@ -7,7 +7,6 @@
 
 use crate::system::{Answer, ArcAttrs, Query, Reply, System};
 use crate::workloads::Workload;
-use anyhow::Context;
 use graph_traverse::{
     AdjacencyGraph, BfsOutcome, BfsQuery, DirectionOptimizingBfs, NeighborSource, PathOutcome,
     PathQuery, ShortestPath,
@@ -142,8 +141,7 @@ impl System for Native {
                     PathOutcome::Unreachable => Reply::Unreachable,
                     PathOutcome::UnknownSource | PathOutcome::UnknownTarget => Reply::UnknownVertex,
                     PathOutcome::BeyondMaxDepth => {
-                        return Err(anyhow::anyhow!("beyond max depth, though none was set"))
-                            .context(query.to_string());
+                        anyhow::bail!("{query}: beyond max depth, though none was set")
                     }
                 }
             }
