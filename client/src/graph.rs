@@ -614,6 +614,28 @@ impl GraphDb {
         })
     }
 
+    /// Sets which of the module's instances may build an in-memory snapshot of the graph (the
+    /// database owner only): at most `max_snapshots` at once (0: none, and those held are
+    /// dropped), and whether many small traversals build one as a large BFS does.
+    pub fn set_snapshot_policy(
+        &self,
+        max_snapshots: u32,
+        build_for_small_traversals: bool,
+    ) -> Result<(), ClientError> {
+        use mb::set_snapshot_policy_reducer::{SetSnapshotPolicyArgs, set_snapshot_policy};
+        let args = SetSnapshotPolicyArgs {
+            max_snapshots,
+            build_for_small_traversals,
+        };
+        self.reducer("set_snapshot_policy", args, true, |conn, a, reply| {
+            conn.reducers.set_snapshot_policy_then(
+                a.max_snapshots,
+                a.build_for_small_traversals,
+                move |_, r| reply(flatten(r)),
+            )
+        })
+    }
+
     /// Takes back `identity`'s right to change the graph (the database owner only).
     pub fn revoke_writer(&self, identity: Identity) -> Result<(), ClientError> {
         use mb::revoke_writer_reducer::{RevokeWriterArgs, revoke_writer};

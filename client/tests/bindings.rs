@@ -159,7 +159,7 @@ fn procedures_take_and_return_the_generated_types() {
     load(&server);
 
     let info: GraphInfo = call(&server, "graph_info", &GraphInfoArgs {});
-    assert_eq!((info.snapshots.len(), info.max_snapshots), (0, 2));
+    assert_eq!((info.snapshots.len(), info.policy.max_snapshots), (0, 2));
     let meta = info.meta;
     assert_eq!((meta.id, meta.vertices, meta.edges), (0, 4, 3));
     assert!(meta.max_vertex_id >= 4);

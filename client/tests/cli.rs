@@ -400,6 +400,27 @@ fn only_the_owner_and_granted_identities_write() {
     assert_eq!(owner.json(&["stats"])["edges"], 1);
     let err = owner.fails(&["grant", "not-hex"]);
     assert!(err.contains("is not an identity"), "{err}");
+    // The snapshot policy is the owner's too, and `stats` shows it.
+    let err = stranger.fails(&["snapshot-policy", "--max", "0"]);
+    assert!(err.contains("only the database's owner"), "{err}");
+    let stats = owner.json(&["stats"]);
+    assert_eq!(
+        (&stats["max_snapshots"], &stats["small_traversals_build"]),
+        (&2.into(), &true.into())
+    );
+    let set = owner.run(&[
+        "snapshot-policy",
+        "--max",
+        "1",
+        "--small-traversals",
+        "false",
+    ]);
+    assert!(set.status.success(), "{set:?}");
+    let stats = stranger.json(&["stats"]);
+    assert_eq!(
+        (&stats["max_snapshots"], &stats["small_traversals_build"]),
+        (&1.into(), &false.into())
+    );
     let dfs = stranger.json(&["dfs", "1", "--dir", "both"]);
     assert_eq!(
         (&dfs["visited"], &dfs["deepest"]),

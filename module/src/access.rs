@@ -39,7 +39,7 @@ pub fn check_writer(ctx: &ReducerContext) -> Result<(), String> {
     ))
 }
 
-fn check_owner(ctx: &ReducerContext, what: &str) -> Result<(), String> {
+pub(crate) fn check_owner(ctx: &ReducerContext, what: &str) -> Result<(), String> {
     match ctx.db.graph_writer().identity().find(ctx.sender()) {
         Some(w) if w.owner => Ok(()),
         _ => Err(format!(

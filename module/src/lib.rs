@@ -4,8 +4,8 @@
 //! up), whose unique B-tree keys make the out- and in-neighbors of a vertex one index scan each. Bulk-insert reducers load it; procedures
 //! answer neighbor, BFS and shortest-path queries with the Stage-2 operator from `graph-traverse`
 //! (index-hop BFS and balanced bidirectional search) in short, measured transactions, or over an
-//! in-memory snapshot once a BFS has read a large share of the graph (`snapshot`). Stage-1
-//! baselines (full edge scan per query, and reducer-written result rows) live in `baseline` for
+//! in-memory snapshot once a BFS, or many small traversals together, have read a large share of
+//! the graph (`snapshot`). Stage-1 baselines (full edge scan per query, and reducer-written result rows) live in `baseline` for
 //! side-by-side benchmarks.
 
 mod access;

@@ -75,7 +75,7 @@ pub fn graph_info(ctx: &mut ProcedureContext) -> GraphInfo {
     ctx.with_tx(|tx| GraphInfo {
         meta: meta(&tx.db),
         snapshots: snapshot::holders(&tx.db, tx.timestamp),
-        max_snapshots: snapshot::MAX_SNAPSHOTS,
+        policy: snapshot::policy(&tx.db),
     })
 }
 
@@ -183,9 +183,10 @@ fn distinct_neighbors(src: &IndexSource, vertex: u64, dir: Direction) -> Vec<u64
 /// `tx_budget` fixes the work units per transaction (0: paced to hold each for about 2 ms) and
 /// `yield_every_us` the time between yields (0: the default).
 ///
-/// Runs on this instance's snapshot of the graph, brought up to date, if it has one (as a
-/// direction-optimizing BFS); otherwise through the indexes, pinned to the version it started
-/// on, switching to a new snapshot once it has read a large share of the graph (see `snapshot`).
+/// Runs on this instance's snapshot of the graph, brought up to date, if it has one (or its
+/// traversals have paid for one), as a direction-optimizing BFS; otherwise through the indexes,
+/// pinned to the version it started on, switching to a new snapshot once it has read a large
+/// share of the graph (see `snapshot`).
 #[procedure]
 pub fn bfs(
     ctx: &mut ProcedureContext,
@@ -278,7 +279,9 @@ fn through_indexes<S: for<'a> Search<IndexSource<'a>>>(
     }
 }
 
+/// The stats of an answer read through the indexes, whose arcs count towards a snapshot build.
 fn index_stats(runner: TxRunner, work: Work, pin: &RefCell<Pin>) -> QueryStats {
+    snapshot::count_index_arcs(work.arcs_scanned);
     let mut stats = runner.finish();
     stats.add_work(work);
     pin.borrow().stamp(&mut stats);
@@ -350,8 +353,8 @@ pub(crate) fn bfs_result(
 /// shorter way is entered again so that every vertex within `max_depth` hops is found). Returns
 /// the visited count, the deepest discovery and the first `vertex_limit` vertices in preorder.
 /// Budget and yield arguments as for `bfs`. Runs on this instance's snapshot, brought up to
-/// date, if it has one (it never builds one), otherwise through the indexes, pinned to the
-/// version it started on.
+/// date, if it has one (or its traversals have paid for one, see `snapshot`), otherwise through
+/// the indexes, pinned to the version it started on.
 #[procedure]
 pub fn dfs(
     ctx: &mut ProcedureContext,
@@ -408,10 +411,9 @@ fn dfs_result(start: u64, outcome: DfsOutcome, stats: QueryStats) -> Result<DfsR
 
 /// A shortest path from `source` to `target` following `direction` over the edges with one of
 /// `edge_labels` (as for `neighbor_count`), by balanced bidirectional BFS; `max_depth` bounds its
-/// length in hops. Budget and yield arguments as for `bfs`. Runs on
-/// this instance's snapshot of the graph, brought up to date, if it has one (it never builds
-/// one: a path reads little of the graph), otherwise through the indexes, pinned to the version
-/// it started on.
+/// length in hops. Budget and yield arguments as for `bfs`. Runs on this instance's snapshot of
+/// the graph, brought up to date, if it has one (or its traversals have paid for one, see
+/// `snapshot`), otherwise through the indexes, pinned to the version it started on.
 #[procedure]
 pub fn shortest_path(
     ctx: &mut ProcedureContext,
@@ -458,7 +460,8 @@ pub fn shortest_path(
 /// A path of least total weight from `source` to `target` following `direction` over the
 /// edges with one of `edge_labels` (as for `neighbor_count`), by bidirectional Dijkstra (edge
 /// weights are never negative: loads refuse them). Budget and yield arguments as for `bfs`; runs
-/// on this instance's snapshot if it has one (it never builds one), goal-directed by landmarks
+/// on this instance's snapshot if it has one (or its traversals have paid for one, see
+/// `snapshot`), goal-directed by landmarks
 /// that the first such query builds there (`snapshot::prepare_landmarks`), otherwise through
 /// the indexes, pinned to the version it started on.
 #[procedure]

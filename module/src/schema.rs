@@ -221,6 +221,22 @@ pub struct GraphWriter {
     pub owner: bool,
 }
 
+/// One row (id 0), set by the owner (reducer `set_snapshot_policy`): which module instances may
+/// build an in-memory snapshot of the graph (see `snapshot`), and when. No row: the defaults.
+#[table(accessor = snapshot_policy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotPolicy {
+    #[primary_key]
+    pub id: u8,
+    /// Most instances that may hold a snapshot at once (0: none; every traversal stays on the
+    /// indexes).
+    pub max_snapshots: u32,
+    /// Whether many small traversals build one too, once together they have read through the
+    /// indexes as many arcs as a build reads; otherwise only a BFS that has read a large share
+    /// of the graph does.
+    pub build_for_small_traversals: bool,
+}
+
 /// A module instance that holds an in-memory snapshot of the graph (see `snapshot`), as it last
 /// reported: the engine runs procedures on a pool of instances, each with its own memory.
 #[table(accessor = snapshot_holder)]

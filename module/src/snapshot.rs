@@ -7,6 +7,12 @@
 //! paced transactions, into an [`AdjacencyGraph`] in this module instance's memory, and finishes
 //! there, yielding as it goes.
 //!
+//! Many small traversals build one too (the owner may turn this off, `set_snapshot_policy`):
+//! once an instance's traversals have together read through the indexes as many arcs as a build
+//! reads, the next one builds it first. Building then costs at most what reading through the
+//! indexes has already cost, and every traversal after it reads from memory (the ski-rental
+//! rule), so a stream of shallow queries under steady writes stops paying about 1 µs per arc.
+//!
 //! A snapshot follows the writes: every query first brings this instance's snapshot up to the
 //! current version by applying the change log (`change_log`) in short transactions ([`start`]),
 //! which costs time in proportion to the changes, and compacts it once the changes are a
@@ -19,20 +25,24 @@
 //! The engine runs procedures on a small pool of module instances, each with its own memory, so
 //! each instance that runs a large BFS builds and holds its own snapshot. Each reports its
 //! snapshot's version and size, measured by its allocator, in the `snapshot_holder` table (which
-//! `graph_info` returns), and at most [`MAX_SNAPSHOTS`] instances hold one at a time: an instance
-//! that would be one too many keeps its BFS on the indexes.
+//! `graph_info` returns), and at most [`MAX_SNAPSHOTS`] instances (or the owner's setting) hold
+//! one at a time: an instance that would be one too many keeps its traversals on the indexes.
 
+use crate::access;
 use crate::changelog;
 use crate::edges;
 use crate::labels;
 use crate::memory;
-use crate::schema::{GraphMeta, NO_LABEL, SnapshotHolder, meta, snapshot_holder, vertex};
+use crate::schema::{
+    GraphMeta, NO_LABEL, SnapshotHolder, SnapshotPolicy, meta, snapshot_holder, snapshot_policy,
+    vertex,
+};
 use crate::tx_runner::{Budget, TxRunner};
 use crate::types::GraphError;
 use graph_traverse::{
     AdjacencyBuilder, AdjacencyGraph, ArcFilter, DenseSource, Direction, LANDMARKS, LandmarkBuilder,
 };
-use spacetimedb::{Local, Table};
+use spacetimedb::{Local, ReducerContext, Table, reducer};
 use std::cell::{Cell, RefCell};
 
 /// A BFS switches to a snapshot once it has read more arcs than the graph's edges divided by
@@ -46,7 +56,8 @@ const MAX_SNAPSHOT_EDGES: u64 = 150_000_000;
 const CATCH_UP_ROWS: u64 = 20_000;
 /// A snapshot is compacted once its rewritten rows hold this share of its compressed rows.
 const COMPACT_SHARE: f64 = 0.25;
-/// Most instances that may hold a snapshot at once: each costs a copy of the graph.
+/// Most instances that may hold a snapshot at once unless the owner sets otherwise: each costs a
+/// copy of the graph.
 pub const MAX_SNAPSHOTS: u32 = 2;
 /// Largest landmark table a snapshot builds, bytes (8 per landmark and slot): 8M slots.
 const MAX_LANDMARK_BYTES: u64 = 512 << 20;
@@ -75,6 +86,56 @@ thread_local! {
     /// in µs) it last reported there (`None`: no row).
     static INSTANCE: Cell<u64> = const { Cell::new(0) };
     static REPORTED: Cell<Option<(u64, u64, i64)>> = const { Cell::new(None) };
+    /// Arcs this instance's traversals have read through the indexes since it last built a
+    /// snapshot or was refused one (see [`paid_for_a_build`]).
+    static INDEX_ARCS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The owner's snapshot policy, or the defaults.
+pub fn policy(db: &Local) -> SnapshotPolicy {
+    db.snapshot_policy().id().find(0).unwrap_or(SnapshotPolicy {
+        id: 0,
+        max_snapshots: MAX_SNAPSHOTS,
+        build_for_small_traversals: true,
+    })
+}
+
+/// Sets which instances may build a snapshot (owner only): at most `max_snapshots` at once (0:
+/// none, and those held are dropped by their next query), and whether many small traversals
+/// build one as a large BFS does. A lower limit applies to the builds after it.
+#[reducer]
+pub fn set_snapshot_policy(
+    ctx: &ReducerContext,
+    max_snapshots: u32,
+    build_for_small_traversals: bool,
+) -> Result<(), String> {
+    access::check_owner(ctx, "set the snapshot policy")?;
+    let row = SnapshotPolicy {
+        id: 0,
+        max_snapshots,
+        build_for_small_traversals,
+    };
+    let policies = ctx.db.snapshot_policy();
+    if policies.id().find(0).is_some() {
+        policies.id().update(row);
+    } else {
+        policies.insert(row);
+    }
+    Ok(())
+}
+
+/// Counts `arcs` that a traversal of this instance read through the indexes.
+pub fn count_index_arcs(arcs: u64) {
+    INDEX_ARCS.set(INDEX_ARCS.get().saturating_add(arcs));
+}
+
+/// Whether this instance's traversals have together read through the indexes as many arcs as a
+/// build of the graph `meta` describes would read (all of them), and `policy` lets that build one.
+fn paid_for_a_build(meta: &GraphMeta, policy: &SnapshotPolicy) -> bool {
+    policy.build_for_small_traversals
+        && policy.max_snapshots > 0
+        && meta.edges <= MAX_SNAPSHOT_EDGES
+        && INDEX_ARCS.get() >= meta.edges.max(1)
 }
 
 fn instance(runner: &TxRunner) -> u64 {
@@ -147,7 +208,7 @@ pub fn holders(db: &Local, now: spacetimedb::Timestamp) -> Vec<SnapshotHolder> {
 }
 
 /// Whether a traversal that has read `arcs_scanned` arcs of the graph described by `meta`
-/// should finish on a snapshot.
+/// should finish on a snapshot (if the owner's policy lets one be built, see [`build`]).
 pub fn worth_building(meta: &GraphMeta, arcs_scanned: u64) -> bool {
     meta.edges <= MAX_SNAPSHOT_EDGES && arcs_scanned.saturating_mul(SWITCH_DIVISOR) > meta.edges
 }
@@ -166,7 +227,8 @@ pub struct Start {
 /// names to ids: in the same transaction, so that a filtered query costs no transaction more),
 /// and brings `snapshot` up to that version by applying the change log in transactions of about
 /// [`CATCH_UP_ROWS`] changes (compacting it if they have grown large). The snapshot is dropped if
-/// the log no longer covers its version.
+/// the log no longer covers its version, or if the owner's policy allows none. Without one,
+/// builds one first if this instance's traversals have paid for it ([`paid_for_a_build`]).
 pub fn start(
     runner: &mut TxRunner,
     endpoints: &[u64],
@@ -180,9 +242,10 @@ pub fn start(
     loop {
         let behind = snapshot.as_ref().map(|s| s.version);
         let first = filter.is_none();
-        let (meta, existing, pending, read) = runner.run(|tx| {
+        let (meta, policy, existing, pending, read) = runner.run(|tx| {
             let read = first.then(|| read_filter(&tx.db));
             let meta = meta(&tx.db);
+            let policy = policy(&tx.db);
             let existing = endpoints
                 .iter()
                 .copied()
@@ -198,10 +261,22 @@ pub fn start(
                     Some(changelog::read(&tx.db, v + 1..=to).map(|c| (to, c)))
                 }
             };
-            (meta, existing, pending, read)
+            (meta, policy, existing, pending, read)
         });
         if let Some(read) = read {
             filter = Some(read);
+        }
+        if policy.max_snapshots == 0 && snapshot.is_some() {
+            log::info!("snapshot dropped: the owner's policy allows none");
+            snapshot = None;
+            forget(runner);
+        }
+        let pending = if snapshot.is_some() { pending } else { None };
+        if snapshot.is_none() && paid_for_a_build(&meta, &policy) {
+            snapshot = build(runner, &meta, 0);
+            if snapshot.is_some() {
+                continue; // Bring it to the current version.
+            }
         }
         let done = match pending {
             None => true,
@@ -298,19 +373,20 @@ fn compact(runner: &mut TxRunner, graph: &mut AdjacencyGraph) {
 
 /// Reads every edge of the graph in index order, in transactions of about `tx_budget` rows
 /// (0: paced), starting at version `meta.version`; the windows may commit at later versions,
-/// so the result must be brought up to date by [`start`] before it is used. `None` if
-/// [`MAX_SNAPSHOTS`] other instances hold one, or if the scan was refused (both logged).
+/// so the result must be brought up to date by [`start`] before it is used. `None` if as many
+/// other instances hold one as the owner's policy allows, or if the scan was refused (both
+/// logged).
 pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<Snapshot> {
     CURRENT.set(None); // Free the old one before building the next.
+    INDEX_ARCS.set(0); // Built or refused: the reads so far are spent either way.
     let me = instance(runner);
-    let others = runner.run(|tx| {
+    let (others, allowed) = runner.run(|tx| {
         let holders = holders(&tx.db, tx.timestamp);
-        holders.iter().filter(|h| h.instance != me).count() as u32
+        let others = holders.iter().filter(|h| h.instance != me).count() as u32;
+        (others, policy(&tx.db).max_snapshots)
     });
-    if others >= MAX_SNAPSHOTS {
-        log::info!(
-            "no snapshot built: {others} other instances hold one (at most {MAX_SNAPSHOTS})"
-        );
+    if others >= allowed {
+        log::info!("no snapshot built: {others} other instances hold one (at most {allowed})");
         forget(runner);
         return None;
     }
@@ -322,8 +398,12 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     let mut budget = Budget::from_arg(tx_budget);
     // The scan reads windows of source ids, sized so that a window holds about a budget of
     // edges: a range scan hands over all its rows at once, so it must be bounded at both ends.
-    // Vertices above `max_vertex_id` that writers add meanwhile come from the log's replay.
-    let ids_per_edge = (meta.max_vertex_id as f64 + 1.0) / meta.edges.max(1) as f64;
+    // The first window is sized as if the ids were dense (vertices / edges ids an edge); where
+    // they are sparser, windows double from there. Sizing it by the largest id would read the
+    // whole graph in one transaction once a few far-off ids exist (writers adding fresh
+    // vertices did: 1M edges held for 255 ms). Vertices above `max_vertex_id` that writers add
+    // meanwhile come from the log's replay.
+    let ids_per_edge = meta.vertices.max(1) as f64 / meta.edges.max(1) as f64;
     let mut width = ((budget.units() as f64 * ids_per_edge) as u64).max(1);
     let mut from = 0u64;
     while from <= meta.max_vertex_id {

@@ -1,6 +1,6 @@
 //! Typed arguments and results of the procedures (SATS types: JSON on HTTP, BSATN on the SDK).
 
-use crate::schema::{GraphMeta, SnapshotHolder};
+use crate::schema::{GraphMeta, SnapshotHolder, SnapshotPolicy};
 use graph_traverse::{Direction, Work};
 use spacetimedb::SpacetimeType;
 
@@ -169,6 +169,6 @@ pub struct GraphInfo {
     pub meta: GraphMeta,
     /// One per instance holding a snapshot (rows not updated for 15 minutes are not listed).
     pub snapshots: Vec<SnapshotHolder>,
-    /// Most instances that may hold a snapshot at once.
-    pub max_snapshots: u32,
+    /// Which instances may build a snapshot, and when (the owner's setting, or the defaults).
+    pub policy: SnapshotPolicy,
 }

@@ -297,12 +297,25 @@ fn snapshot_answers_agree_with_the_reference() {
         full.stats
     );
     check_stats(&full.stats, "full bfs");
+    // The build reads windows of about 50 edges, also with the far-off id of `lonely` in the
+    // graph (a window sized by the largest id would take the whole graph in one transaction).
+    assert!(
+        full.stats.transactions as usize >= edges.len() / 50,
+        "the build read the graph in too few transactions: {:?}",
+        full.stats
+    );
     let version = db.info().unwrap().version;
     // The instance that built it reports its version and its size, measured by its allocator:
     // a compressed row per direction (4 bytes an arc each) and the id index, so a few dozen
     // bytes an edge on a graph this small.
     let info = db.graph_info().unwrap();
-    assert_eq!(info.max_snapshots, 2);
+    assert_eq!(
+        (
+            info.policy.max_snapshots,
+            info.policy.build_for_small_traversals
+        ),
+        (2, true)
+    );
     let holder = info
         .snapshots
         .iter()
@@ -416,6 +429,105 @@ fn snapshot_answers_agree_with_the_reference() {
     assert_eq!(
         (full.stats.version, full.stats.version_end),
         (version, version)
+    );
+}
+
+/// Small traversals build a snapshot once together they have read through the indexes as many
+/// arcs as the graph has edges (on the instance that builds it: the engine shares calls out over
+/// a pool of instances), and answer from it afterwards; the owner's policy turns that off, or
+/// every snapshot off, and the large BFS still builds one when only small traversals may not.
+#[test]
+fn small_traversals_pay_for_a_snapshot_and_the_owner_decides() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let edges = random_edges(5, 400, 3_000);
+    load_in_batches(&db, &edges, 2);
+    let mut reference = ReferenceGraph::new(edges.iter());
+    let graph_edges = db.info().unwrap().edges;
+    let starts = reference.sample_vertices(40, 9);
+    let tx = TxOptions::default();
+    // Depth-2 BFS from the sampled vertices in turn, each checked: how many arcs the answers
+    // from the indexes read before the first answer from a snapshot (None: none came).
+    let shallow = |reference: &ReferenceGraph, limit: u64| -> (u64, Option<usize>) {
+        let mut read = 0;
+        for (i, &v) in starts.iter().cycle().enumerate() {
+            let dir = DIRS[i % 3];
+            let b = db.bfs(v, dir, Some(2), 0, tx).unwrap().value;
+            let want = reference.bfs_levels(v, dir, Some(2)).unwrap();
+            assert_eq!(b.levels, want, "bfs({v}, {dir}, 2): {:?}", b.stats);
+            if b.stats.from_snapshot {
+                return (read, Some(i));
+            }
+            read += b.stats.edges_scanned;
+            if read > limit {
+                return (read, None);
+            }
+        }
+        unreachable!()
+    };
+    let (read, first) = shallow(&reference, 20 * graph_edges);
+    assert!(first.is_some(), "no snapshot after {read} arcs read");
+    assert!(
+        read >= graph_edges,
+        "built after {read} arcs, fewer than the {graph_edges} edges"
+    );
+    let info = db.graph_info().unwrap();
+    assert!(!info.snapshots.is_empty(), "{info:?}");
+    // Later answers catch it up.
+    db.add_edges(&[starts[0]], &[starts[1]]).unwrap();
+    reference = ReferenceGraph::new(edges.iter().chain([(starts[0], starts[1])]));
+    let (_, again) = shallow(&reference, 20 * graph_edges);
+    assert!(again.is_some());
+
+    // None at all: those held are dropped by their instance's next query.
+    db.set_snapshot_policy(0, true).unwrap();
+    let (read, first) = shallow(&reference, 3 * graph_edges);
+    assert_eq!(first, None, "a snapshot answered after policy 0");
+    assert!(read > 3 * graph_edges);
+    assert!(db.graph_info().unwrap().snapshots.is_empty());
+    let full = db
+        .bfs(
+            starts[0],
+            Direction::Both,
+            None,
+            0,
+            TxOptions {
+                tx_budget: 50,
+                yield_every_us: 0,
+            },
+        )
+        .unwrap()
+        .value;
+    assert!(!full.stats.from_snapshot, "{:?}", full.stats);
+
+    // Snapshots, but only for a large BFS.
+    db.set_snapshot_policy(2, false).unwrap();
+    let (_, first) = shallow(&reference, 3 * graph_edges);
+    assert_eq!(first, None, "small traversals built one");
+    let full = db
+        .bfs(
+            starts[0],
+            Direction::Both,
+            None,
+            0,
+            TxOptions {
+                tx_budget: 50,
+                yield_every_us: 0,
+            },
+        )
+        .unwrap()
+        .value;
+    assert!(full.stats.from_snapshot, "{:?}", full.stats);
+    assert_eq!(
+        full.levels,
+        reference
+            .bfs_levels(starts[0], Direction::Both, None)
+            .unwrap()
+    );
+    let policy = db.graph_info().unwrap().policy;
+    assert_eq!(
+        (policy.max_snapshots, policy.build_for_small_traversals),
+        (2, false)
     );
 }
 

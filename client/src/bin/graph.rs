@@ -151,6 +151,16 @@ enum Command {
     Grant { identity: String },
     /// Take back IDENTITY's right to change the graph. Only the database's owner may.
     Revoke { identity: String },
+    /// Set which of the module's instances may build an in-memory snapshot of the graph: at most
+    /// --max at once (0: none, and those held are dropped), and whether many small traversals
+    /// build one as a large BFS does (`graph stats` shows the setting). Only the database's
+    /// owner may.
+    SnapshotPolicy {
+        #[arg(long)]
+        max: u32,
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+        small_traversals: bool,
+    },
     /// Subscribe to the graph's counts and version (and, with --vertex, to that vertex's
     /// out-edges) and print every change as the server pushes it. WebSocket only.
     Watch {
@@ -614,6 +624,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             db.revoke_writer(parse_identity(&identity)?)?;
             println!("{identity} may no longer change the graph");
         }
+        Command::SnapshotPolicy {
+            max,
+            small_traversals,
+        } => {
+            db.set_snapshot_policy(max, small_traversals)?;
+            println!(
+                "at most {max} instances may hold a snapshot; small traversals {} build one",
+                if small_traversals { "may" } else { "do not" }
+            );
+        }
         Command::Check => {
             let report = db.check()?;
             if g.json {
@@ -665,12 +685,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 println!(
                     "{}",
                     json!({"vertices": info.vertices, "edges": info.edges, "version": info.version,
-                           "snapshots": snapshots, "max_snapshots": full.max_snapshots})
+                           "snapshots": snapshots, "max_snapshots": full.policy.max_snapshots,
+                           "small_traversals_build": full.policy.build_for_small_traversals})
                 );
             } else {
                 println!(
-                    "{} vertices, {} edges, version {}",
-                    info.vertices, info.edges, info.version
+                    "{} vertices, {} edges, version {}; at most {} instances may hold a snapshot{}",
+                    info.vertices,
+                    info.edges,
+                    info.version,
+                    full.policy.max_snapshots,
+                    if full.policy.build_for_small_traversals {
+                        ", small traversals build one too"
+                    } else {
+                        ""
+                    }
                 );
                 for h in &full.snapshots {
                     println!(

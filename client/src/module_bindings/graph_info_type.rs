@@ -6,6 +6,7 @@
 #![allow(unused, clippy::all)]
 use super::graph_meta_type::GraphMeta;
 use super::snapshot_holder_type::SnapshotHolder;
+use super::snapshot_policy_type::SnapshotPolicy;
 use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 
 #[derive(__lib::ser::Serialize, __lib::de::Deserialize, Clone, PartialEq, Debug)]
@@ -13,7 +14,7 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub struct GraphInfo {
     pub meta: GraphMeta,
     pub snapshots: Vec<SnapshotHolder>,
-    pub max_snapshots: u32,
+    pub policy: SnapshotPolicy,
 }
 
 impl __sdk::InModule for GraphInfo {

@@ -45,11 +45,13 @@ pub mod query_stats_type;
 pub mod remove_edges_reducer;
 pub mod remove_vertex_reducer;
 pub mod revoke_writer_reducer;
+pub mod set_snapshot_policy_reducer;
 pub mod set_vertex_labels_reducer;
 pub mod shortest_path_full_scan_procedure;
 pub mod shortest_path_full_scan_reducer_reducer;
 pub mod shortest_path_procedure;
 pub mod snapshot_holder_type;
+pub mod snapshot_policy_type;
 pub mod traversal_result_table;
 pub mod traversal_result_type;
 pub mod vertex_label_table;
@@ -100,11 +102,13 @@ pub use query_stats_type::QueryStats;
 pub use remove_edges_reducer::remove_edges;
 pub use remove_vertex_reducer::remove_vertex;
 pub use revoke_writer_reducer::revoke_writer;
+pub use set_snapshot_policy_reducer::set_snapshot_policy;
 pub use set_vertex_labels_reducer::set_vertex_labels;
 pub use shortest_path_full_scan_procedure::shortest_path_full_scan;
 pub use shortest_path_full_scan_reducer_reducer::shortest_path_full_scan_reducer;
 pub use shortest_path_procedure::shortest_path;
 pub use snapshot_holder_type::SnapshotHolder;
+pub use snapshot_policy_type::SnapshotPolicy;
 pub use traversal_result_table::*;
 pub use traversal_result_type::TraversalResult;
 pub use vertex_label_table::*;
@@ -155,6 +159,10 @@ pub enum Reducer {
     RevokeWriter {
         identity: __sdk::Identity,
     },
+    SetSnapshotPolicy {
+        max_snapshots: u32,
+        build_for_small_traversals: bool,
+    },
     SetVertexLabels {
         ids: Vec<u64>,
         label_names: Vec<String>,
@@ -186,6 +194,7 @@ impl __sdk::Reducer for Reducer {
             Reducer::RemoveEdges { .. } => "remove_edges",
             Reducer::RemoveVertex { .. } => "remove_vertex",
             Reducer::RevokeWriter { .. } => "revoke_writer",
+            Reducer::SetSnapshotPolicy { .. } => "set_snapshot_policy",
             Reducer::SetVertexLabels { .. } => "set_vertex_labels",
             Reducer::ShortestPathFullScanReducer { .. } => "shortest_path_full_scan_reducer",
         }
@@ -250,6 +259,13 @@ impl __sdk::Reducer for Reducer {
                     identity: identity.clone(),
                 })
             }
+            Reducer::SetSnapshotPolicy {
+                max_snapshots,
+                build_for_small_traversals,
+            } => __sats::bsatn::to_vec(&set_snapshot_policy_reducer::SetSnapshotPolicyArgs {
+                max_snapshots: max_snapshots.clone(),
+                build_for_small_traversals: build_for_small_traversals.clone(),
+            }),
             Reducer::SetVertexLabels {
                 ids,
                 label_names,
