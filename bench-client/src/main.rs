@@ -134,6 +134,10 @@ struct Args {
     /// with Zipf-skewed write targets, on each of --mixed-systems (0: skip it).
     #[arg(long, default_value_t = 10.0)]
     mixed_secs: f64,
+    /// Seconds the mixed workload's clients run first, not counted: caches fill (and
+    /// SpacetimeDB's instances build their snapshots) before the clock counts, on every system.
+    #[arg(long, default_value_t = 5.0)]
+    mixed_warmup_secs: f64,
     /// The systems, of those selected, that run the mixed workload (each takes concurrent
     /// clients on connections of their own; kuzu is skipped, with the reason in the report).
     #[arg(
@@ -447,6 +451,7 @@ fn main() -> anyhow::Result<()> {
             let (server_pid, data_dir) = server_process(&args, system.store());
             for (i, keys) in [Keys::Uniform, Keys::Zipf(1.1)].into_iter().enumerate() {
                 let spec = mixed::MixedSpec {
+                    warmup: Duration::from_secs_f64(args.mixed_warmup_secs),
                     duration: Duration::from_secs_f64(args.mixed_secs),
                     writers: args.mixed_writers,
                     readers: args.mixed_readers,

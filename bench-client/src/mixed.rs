@@ -1,8 +1,10 @@
 //! A mixed concurrent workload in the shape of agdb's social-network benchmark: writers that add
 //! and remove edges with a delay, and readers that count neighbors, run depth-2 BFS and find
-//! shortest paths, all at once for a fixed time, each a client of its own on a connection of
-//! its own, on any system that takes concurrent clients (SpacetimeDB over the SDK's WebSocket,
-//! and the peers over their own protocols). Reported per operation: count, min, mean, p50, p99,
+//! shortest paths, all at once for a fixed time after a warm-up, each a client of its own on a
+//! connection of its own, on any system that takes concurrent clients (SpacetimeDB over the
+//! SDK's WebSocket, and the peers over their own protocols). The warm-up runs the same clients
+//! the same way and is not reported: every system gets it, to fill its caches (and SpacetimeDB's
+//! instances to build their snapshots) before the clock counts. Reported per operation: count, min, mean, p50, p99,
 //! max, total and throughput; the server's memory over the run when its process is known, and
 //! its data directory's size on disk at the end when that is known. Also the soak check: at the
 //! end every acknowledged write is accounted for (the edge count exactly, and each edge read
@@ -32,6 +34,9 @@ use std::time::{Duration, Instant};
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct MixedSpec {
+    /// How long the clients run before their operations are counted.
+    pub warmup: Duration,
+    /// How long they run after that.
     pub duration: Duration,
     pub writers: usize,
     pub readers: usize,
@@ -88,15 +93,17 @@ pub fn run(
     let answers = &answers;
     let before = system.counts()?.1;
     let stop = AtomicBool::new(false);
+    let counting = AtomicBool::new(false);
     let memory = || spec.server_pid.and_then(footprint::memory_bytes);
     let memory_start = memory();
     let started = Instant::now();
+    let mut counted_from = started;
     let (writes, reads, memory_curve) = std::thread::scope(|s| {
         let writers: Vec<_> = writers
             .into_iter()
             .enumerate()
             .map(|(w, mut link)| {
-                let (targets, zipf, stop) = (&targets, zipf.as_ref(), &stop);
+                let (targets, zipf, flags) = (&targets, zipf.as_ref(), (&counting, &stop));
                 let first = spec.first_id + w as u64 * 10_000_000;
                 let seed = spec.seed ^ (w as u64 + 1);
                 s.spawn(move || {
@@ -107,7 +114,7 @@ pub fn run(
                         first,
                         spec.write_delay,
                         seed,
-                        stop,
+                        flags,
                     )
                 })
             })
@@ -116,17 +123,29 @@ pub fn run(
             .into_iter()
             .enumerate()
             .map(|(r, mut link)| {
-                let stop = &stop;
+                let flags = (&counting, &stop);
                 let seed = spec.seed ^ (0x100 + r as u64);
-                s.spawn(move || read_loop(link.as_mut(), answers, starts, pairs, seed, stop))
+                s.spawn(move || read_loop(link.as_mut(), answers, starts, pairs, seed, flags))
             })
             .collect();
         let mut curve = Vec::new();
-        while started.elapsed() < spec.duration {
+        let end = spec.warmup + spec.duration;
+        while started.elapsed() < end {
+            if started.elapsed() >= spec.warmup && !counting.load(Ordering::Relaxed) {
+                counted_from = Instant::now();
+                counting.store(true, Ordering::Relaxed);
+            }
             if let Some(bytes) = memory() {
                 curve.push((started.elapsed().as_secs_f64(), bytes));
             }
-            std::thread::sleep(Duration::from_millis(250).min(spec.duration));
+            // Wake at the end of the warm-up and of the run, and every 250 ms between.
+            let now = started.elapsed();
+            let wake = [spec.warmup, end, now + Duration::from_millis(250)]
+                .into_iter()
+                .filter(|&t| t > now)
+                .min()
+                .unwrap_or(now);
+            std::thread::sleep(wake - now);
         }
         stop.store(true, Ordering::Relaxed);
         let writes: anyhow::Result<Vec<Written>> = writers
@@ -139,7 +158,7 @@ pub fn run(
             .collect();
         anyhow::Ok((writes?, reads?, curve))
     })?;
-    let seconds = started.elapsed().as_secs_f64();
+    let seconds = counted_from.elapsed().as_secs_f64();
     let memory_end = memory();
     let disk_bytes = spec.data_dir.as_deref().map(footprint::disk_bytes);
 
@@ -211,12 +230,13 @@ pub fn run(
     Ok(Some(Mixed {
         system: name.to_string(),
         keys: spec.keys.name(),
+        warmup_s: spec.warmup.as_secs_f64(),
         seconds,
         writers: spec.writers,
         readers: spec.readers,
         write_delay_ms: spec.write_delay.as_secs_f64() * 1e3,
         ops,
-        acked_writes: writes.iter().map(|w| w.ops.len() as u64).sum(),
+        acked_writes: writes.iter().map(|w| w.acked).sum(),
         memory_start,
         memory_end,
         memory_curve,
@@ -224,16 +244,18 @@ pub fn run(
     }))
 }
 
-/// What one writer did: its timed operations, the edges it added that are still there, and
-/// those it removed.
+/// What one writer did: its timed operations (after the warm-up), the writes acknowledged (all),
+/// the edges it added that are still there, and those it removed.
 struct Written {
     ops: Vec<Op>,
+    acked: u64,
     present: Vec<(u64, u64)>,
     removed: Vec<(u64, u64)>,
 }
 
 /// Adds an edge from a fresh vertex to a target drawn by `zipf` (uniform if `None`), and every
-/// other time removes its oldest edge, pausing `delay` after each, until `stop`.
+/// other time removes its oldest edge, pausing `delay` after each, until `stop`; times those
+/// that start once `counting`.
 fn write_loop(
     link: &mut dyn System,
     targets: &[u64],
@@ -241,11 +263,12 @@ fn write_loop(
     first: u64,
     delay: Duration,
     seed: u64,
-    stop: &AtomicBool,
+    (counting, stop): (&AtomicBool, &AtomicBool),
 ) -> anyhow::Result<Written> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut done = Written {
         ops: Vec::new(),
+        acked: 0,
         present: Vec::new(),
         removed: Vec::new(),
     };
@@ -255,12 +278,15 @@ fn write_loop(
         if stop.load(Ordering::Relaxed) {
             break;
         }
+        let counted = counting.load(Ordering::Relaxed);
         if i % 2 == 1 && oldest < done.present.len() {
             let (s, d) = done.present[oldest];
             let t = Instant::now();
             link.remove_edge(s, d).context("writer: remove edge")?;
-            done.ops
-                .push(("remove edge", t.elapsed().as_nanos() as f64 / 1e3));
+            if counted {
+                done.ops
+                    .push(("remove edge", t.elapsed().as_nanos() as f64 / 1e3));
+            }
             done.removed.push((s, d));
             oldest += 1;
         } else {
@@ -271,11 +297,14 @@ fn write_loop(
             let d = targets[k];
             let t = Instant::now();
             link.add_edge(next, d).context("writer: add edge")?;
-            done.ops
-                .push(("add edge", t.elapsed().as_nanos() as f64 / 1e3));
+            if counted {
+                done.ops
+                    .push(("add edge", t.elapsed().as_nanos() as f64 / 1e3));
+            }
             done.present.push((next, d));
             next += 1;
         }
+        done.acked += 1;
         std::thread::sleep(delay);
     }
     done.present.drain(..oldest);
@@ -317,14 +346,15 @@ fn reader_queries(starts: &[u64], pairs: &[(u64, u64)]) -> Vec<Query> {
 }
 
 /// Asks [`reader_query`] in turn, from random starts and pairs, each timed by the benchmark
-/// driver and checked against `answers`, until `stop`.
+/// driver and checked against `answers`, until `stop`; keeps the times of those that start once
+/// `counting`.
 fn read_loop(
     link: &mut dyn System,
     answers: &Answers,
     starts: &[u64],
     pairs: &[(u64, u64)],
     seed: u64,
-    stop: &AtomicBool,
+    (counting, stop): (&AtomicBool, &AtomicBool),
 ) -> anyhow::Result<Vec<Op>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut ops = Vec::new();
@@ -339,6 +369,8 @@ fn read_loop(
             _ => (vertex, vertex),
         };
         let (name, query) = reader_query(turn, vertex, pair);
+        let from = ops.len();
+        let counted = counting.load(Ordering::Relaxed);
         timed(
             &mut ops,
             name,
@@ -346,6 +378,9 @@ fn read_loop(
             |q| Ok(link.answer(q)?.reply),
             |q, reply| answers.verify(q, reply),
         )?;
+        if !counted {
+            ops.truncate(from);
+        }
     }
     Ok(ops)
 }

@@ -41,6 +41,7 @@ fn a_minute_of_concurrent_reads_and_writes() {
         .unwrap_or(30.0);
     for (i, keys) in [Keys::Uniform, Keys::Zipf(1.1)].into_iter().enumerate() {
         let spec = MixedSpec {
+            warmup: Duration::from_secs(2),
             duration: Duration::from_secs_f64(secs),
             writers: 3,
             readers: 3,
@@ -61,6 +62,18 @@ fn a_minute_of_concurrent_reads_and_writes() {
             m.acked_writes
         );
         assert_eq!(m.ops.len(), 5, "{:?}", m.ops);
+        // The warm-up's writes are acknowledged and accounted for, but not timed.
+        let timed_writes: usize = m
+            .ops
+            .iter()
+            .filter(|o| o.op.ends_with("edge"))
+            .map(|o| o.count)
+            .sum();
+        assert!(
+            m.warmup_s == 2.0 && (timed_writes as u64) < m.acked_writes,
+            "{keys:?}: {timed_writes} writes timed of {}",
+            m.acked_writes
+        );
         // memory flat: the last quarter's mean within 1.5× the first quarter's (after loading).
         let curve: Vec<f64> = m.memory_curve.iter().map(|&(_, b)| b as f64).collect();
         assert!(

@@ -297,6 +297,15 @@ fn mib(bytes: u64) -> String {
     format!("{:.0} MiB", bytes as f64 / 1048576.0)
 }
 
+/// ", after a N s warm-up" when the mixed workload had one.
+fn warmed(warmup_s: f64) -> String {
+    if warmup_s > 0.0 {
+        format!(" after a {warmup_s:.0} s warm-up (not counted; the memory curve includes it)")
+    } else {
+        String::new()
+    }
+}
+
 /// The mixed workload: each system side by side (its worst write and reads), then each run in
 /// full.
 fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
@@ -307,9 +316,13 @@ fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
     let _ = writeln!(
         t,
         "\nMixed workload side by side: {} writers ({} ms apart) and {} readers for {:.0} s per \
-         run; latency p99 (writes: max), memory at the end (PSS of the server's processes), data \
-         on disk at the end\n",
-        runs[0].writers, runs[0].write_delay_ms, runs[0].readers, runs[0].seconds
+         run{}; latency p99 (writes: max), memory at the end (PSS of the server's processes), \
+         data on disk at the end\n",
+        runs[0].writers,
+        runs[0].write_delay_ms,
+        runs[0].readers,
+        runs[0].seconds,
+        warmed(runs[0].warmup_s)
     );
     t.push_str("| system | keys | writes/s | add max | remove max | reads/s | neighbor count p99 | BFS depth 2 p99 | shortest path p99 | memory | disk |\n");
     t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -352,8 +365,15 @@ fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
         };
         let _ = writeln!(
             t,
-            "\nMixed workload on {}, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s, {} writes acknowledged and accounted for{memory}\n",
-            m.system, m.keys, m.writers, m.write_delay_ms, m.readers, m.seconds, m.acked_writes
+            "\nMixed workload on {}, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s{}, {} writes acknowledged and accounted for{memory}\n",
+            m.system,
+            m.keys,
+            m.writers,
+            m.write_delay_ms,
+            m.readers,
+            m.seconds,
+            warmed(m.warmup_s),
+            m.acked_writes
         );
         if !m.memory_curve.is_empty() {
             // About ten samples of the curve, evenly spaced.

@@ -317,6 +317,9 @@ pub struct Mixed {
     pub system: String,
     /// How writers draw the loaded vertices their edges point to.
     pub keys: String,
+    /// Seconds the clients ran before the counted `seconds` (0 in reports written before).
+    #[serde(default)]
+    pub warmup_s: f64,
     pub seconds: f64,
     pub writers: usize,
     pub readers: usize,
