@@ -430,9 +430,11 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
             break;
         }
         from = to + 1;
+        // `2 * rows < units`, not `rows < units / 2`: with a budget of one row, empty windows
+        // must still widen (or a far-off id costs a transaction per id up to it).
         width = if rows > 2 * units {
             (width / 2).max(1)
-        } else if rows < units / 2 {
+        } else if 2 * rows < units {
             width.saturating_mul(2)
         } else {
             width
