@@ -6,6 +6,7 @@
 mod auth;
 mod control;
 mod generate;
+mod persistence;
 mod routes;
 
 use std::net::SocketAddr;
@@ -88,6 +89,9 @@ fn main() -> anyhow::Result<()> {
     result
 }
 
+/// How long the host waits for each database's snapshot as it stops.
+const SNAPSHOT_ON_STOP_LIMIT: Duration = Duration::from_secs(300);
+
 async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
     let data_dir = match cli.data_dir {
         Some(dir) => dir,
@@ -118,6 +122,9 @@ async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
         .context("another graph-host seems to use this data dir")?;
 
     let programs = Arc::new(DiskStorage::new(engine_dir.0.join("program-bytes")).await?);
+    let persistence = Arc::new(persistence::SnapshotOnStop::new(
+        LocalPersistenceProvider::new(engine_dir.clone()),
+    ));
     let hc = HostController::new(
         engine_dir.clone(),
         db::Config {
@@ -128,7 +135,7 @@ async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
         programs.clone(),
         Arc::new(NullEnergyMonitor),
         Arc::new(()),
-        Arc::new(LocalPersistenceProvider::new(engine_dir.clone())),
+        persistence.clone(),
         db_cores,
     );
     // Inter-database calls are not served here, but the engine needs the setting to start hosts.
@@ -168,7 +175,9 @@ async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
     axum::serve(listener, routes::router(app.clone()))
         .with_graceful_shutdown(shutdown_signal())
         .await?;
-    // Stop every database so its commit log is flushed before the process exits.
+    // Snapshot every database while it still runs (a restart then replays nothing), then stop
+    // each so its commit log is flushed before the process exits.
+    persistence.snapshot_all(SNAPSHOT_ON_STOP_LIMIT).await;
     app.control.shutdown().await;
     log::info!("stopped");
     Ok(())
