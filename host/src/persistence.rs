@@ -60,7 +60,7 @@ impl SnapshotOnStop {
                 continue; // Nothing logged after the latest snapshot.
             }
             let started = Instant::now();
-            worker.request_snapshot();
+            worker.request_snapshot_ignore_closed(); // A stopped worker: the timeout below.
             match tokio::time::timeout(limit, created.changed()).await {
                 Ok(Ok(())) => log::info!(
                     "replica {replica_id}: snapshot at tx {:?} (log at {logged:?}) in {:.1} s",

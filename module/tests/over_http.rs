@@ -705,9 +705,9 @@ fn data_survives_a_restart() {
     let log = host.log();
     let last_offset = |prefix: &str| {
         log.lines()
+            .rev()
             .filter_map(|l| l.split_once(prefix))
-            .filter_map(|(_, rest)| rest.trim_end_matches(')').parse::<u64>().ok())
-            .last()
+            .find_map(|(_, rest)| rest.trim_end_matches(')').parse::<u64>().ok())
     };
     let restored = last_offset("restoring snapshot of tx_offset ");
     let durable = last_offset("durable_tx_offset is Some(");
