@@ -496,6 +496,17 @@ fn small_traversals_pay_for_a_snapshot_and_the_owner_decides() {
         }
         unreachable!()
     };
+    // A full BFS from the first start, in small transactions (so that it reads a large share of
+    // the graph through the indexes before it may switch).
+    let full_bfs = || {
+        let small = TxOptions {
+            tx_budget: 50,
+            yield_every_us: 0,
+        };
+        db.bfs(starts[0], Direction::Both, None, 0, small)
+            .unwrap()
+            .value
+    };
     let (read, first) = shallow(&reference, 20 * graph_edges);
     assert!(first.is_some(), "no snapshot after {read} arcs read");
     assert!(
@@ -516,38 +527,14 @@ fn small_traversals_pay_for_a_snapshot_and_the_owner_decides() {
     assert_eq!(first, None, "a snapshot answered after policy 0");
     assert!(read > 3 * graph_edges);
     assert!(db.graph_info().unwrap().snapshots.is_empty());
-    let full = db
-        .bfs(
-            starts[0],
-            Direction::Both,
-            None,
-            0,
-            TxOptions {
-                tx_budget: 50,
-                yield_every_us: 0,
-            },
-        )
-        .unwrap()
-        .value;
+    let full = full_bfs();
     assert!(!full.stats.from_snapshot, "{:?}", full.stats);
 
     // Snapshots, but only for a large BFS.
     db.set_snapshot_policy(2, false).unwrap();
     let (_, first) = shallow(&reference, 3 * graph_edges);
     assert_eq!(first, None, "small traversals built one");
-    let full = db
-        .bfs(
-            starts[0],
-            Direction::Both,
-            None,
-            0,
-            TxOptions {
-                tx_budget: 50,
-                yield_every_us: 0,
-            },
-        )
-        .unwrap()
-        .value;
+    let full = full_bfs();
     assert!(full.stats.from_snapshot, "{:?}", full.stats);
     assert_eq!(
         full.levels,
