@@ -103,5 +103,5 @@ start_peers() {
   kuzu="$("$ROOT/scripts/peers" start kuzu --port 0 --dir "$PEERS_DIR")"
   PEER_ARGS=(--systems "stdb,stdb-http,stdb-stage1,stdb-stage1-reducer,neo4j,neo4j-apoc,postgres,kuzu,falkordb"
              --neo4j "$neo4j" --postgres "$postgres" --kuzu "$kuzu" --falkordb "$falkordb"
-             --peer-dir "$PEERS_DIR")
+             --falkordb-bulk-insert "$PEERS_DIR/falkordb/bulk-insert" --peer-dir "$PEERS_DIR")
 }

@@ -123,6 +123,14 @@ struct Args {
     /// redis:// URL of the FalkorDB server for falkordb.
     #[arg(long, env = "GRAPH_FALKORDB", default_value = "redis://127.0.0.1:6379")]
     falkordb: String,
+    /// FalkorDB's bulk loader (`falkordb-bulk-insert`), which loads falkordb: the path
+    /// `scripts/peers start falkordb --dir D` writes, `D/falkordb/bulk-insert`.
+    #[arg(
+        long,
+        env = "GRAPH_FALKORDB_BULK_INSERT",
+        default_value = "falkordb-bulk-insert"
+    )]
+    falkordb_bulk_insert: std::path::PathBuf,
     /// Edges changed per second (adds and removes) while a full BFS and a shortest path run in
     /// a loop, one phase per rate (see --under-writes-secs).
     #[arg(long, value_delimiter = ',', default_value = "100,1000,10000")]
@@ -581,7 +589,10 @@ fn connect(
             )?;
             Ok(Box::new(Kuzu::connect(worker)?))
         }
-        "falkordb" => Ok(Box::new(FalkorDb::connect(&args.falkordb)?)),
+        "falkordb" => Ok(Box::new(FalkorDb::connect(
+            &args.falkordb,
+            &args.falkordb_bulk_insert,
+        )?)),
         native::NAME => Ok(Box::new(Native::new())),
         _ => bail!("no system `{name}`"),
     }

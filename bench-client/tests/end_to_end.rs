@@ -251,6 +251,7 @@ fn peers_run_side_by_side_with_verified_answers() {
     let postgres = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
     let falkordb = PeerServer::start("falkordb", &[]);
     let kuzu = PeerServer::start("kuzu", &[("KUZU_BUFFER_POOL", "1g")]);
+    let bulk_insert = falkordb.dir().join("falkordb/bulk-insert");
     let out = tempfile::tempdir().unwrap();
     let systems = ["--systems", "stdb,neo4j,neo4j-apoc,postgres,kuzu,falkordb"];
     let peers = [
@@ -262,6 +263,8 @@ fn peers_run_side_by_side_with_verified_answers() {
         kuzu.address(),
         "--falkordb",
         falkordb.address(),
+        "--falkordb-bulk-insert",
+        bulk_insert.to_str().unwrap(),
     ];
     let small = ["--dataset", "fb", "--runs", "4", "--bfs-runs", "1"];
     // The mixed workload briefly on every system that takes concurrent clients.

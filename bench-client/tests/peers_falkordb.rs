@@ -55,7 +55,9 @@ impl System for Exhaustive<'_> {
 #[test]
 fn falkordb_peer_answers_match_hand_computed_ones_and_the_reference() {
     let server = PeerServer::start("falkordb", &[]);
-    let mut falkordb = FalkorDb::connect(server.address()).expect("connecting to the server");
+    let bulk_insert = server.dir().join("falkordb/bulk-insert");
+    let mut falkordb =
+        FalkorDb::connect(server.address(), &bulk_insert).expect("connecting to the server");
     assert_eq!(
         (falkordb.name(), falkordb.store()),
         ("falkordb", "falkordb")
@@ -65,6 +67,14 @@ fn falkordb_peer_answers_match_hand_computed_ones_and_the_reference() {
         described.starts_with("FalkorDB 4.") && described.contains("no persistence"),
         "{described}"
     );
+
+    // The bulk loader needs a node file: an empty graph, and vertices without arcs, load too.
+    for (vertices, counts) in [(&[][..], (0, 0)), (&[7, 8][..], (2, 0))] {
+        falkordb.clear().unwrap();
+        let attrs = ArcAttrs::default();
+        falkordb.load(vertices, &[], &attrs, &mut |_| {}).unwrap();
+        assert_eq!(falkordb.counts().unwrap(), counts);
+    }
 
     peer_checks::hand_checked(&mut falkordb);
 
@@ -110,7 +120,9 @@ fn falkordb_peer_answers_match_hand_computed_ones_and_the_reference() {
 #[test]
 fn a_server_without_falkordb_is_an_error_naming_the_fix() {
     // Nothing listens on the discard port.
-    let err = FalkorDb::connect("redis://127.0.0.1:9").err().unwrap();
+    let err = FalkorDb::connect("redis://127.0.0.1:9", "falkordb-bulk-insert".as_ref())
+        .err()
+        .unwrap();
     assert!(
         format!("{err:#}").contains("scripts/peers start falkordb"),
         "{err:#}"

@@ -315,6 +315,12 @@ impl PeerServer {
     pub fn address(&self) -> &str {
         &self.address
     }
+
+    /// The directory the peer runs in (`--dir`), where `scripts/peers start` writes the
+    /// commands that go with the server (FalkorDB's `falkordb/bulk-insert`).
+    pub fn dir(&self) -> &std::path::Path {
+        self.dir.path()
+    }
 }
 
 impl Drop for PeerServer {

@@ -11,6 +11,14 @@
 //! Neighbor counts use plain patterns on `E` (`->`, `<-`, or undirected). The `R` copies double
 //! the load's work, which the load time includes.
 //!
+//! Loading: the way FalkorDB's users load a graph in bulk, with its bulk loader
+//! (`falkordb-bulk-insert` from the `falkordb-bulk-loader` package, which `scripts/peers install
+//! falkordb` installs and `scripts/peers start falkordb` wraps as `DIR/falkordb/bulk-insert`): the
+//! driver writes CSV files, the loader builds the graph with `GRAPH.BULK` commands, and the
+//! `V.id` index is created after it, the load's clock running until the index is operational.
+//! (Cypher `UNWIND … CREATE` batches, used before, took 49 s on the dblp-like graph and 46
+//! minutes on the lj-like one.)
+//!
 //! Labels and weights: an edge's weight is a property `w` of its `E` relationship (absent, read
 //! as 1, when the dataset has none). A labelled edge gets one more relationship `src -> dst`
 //! whose type is its label (`l0`, `l1`, ...), as FalkorDB models kinds of links: a relationship
@@ -39,13 +47,15 @@ use anyhow::{Context, Result, anyhow, bail, ensure};
 use graph_client::graph::Direction;
 use redis::Value;
 use std::fmt::Write as _;
+use std::io::{BufWriter, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// The Redis key of the graph.
 const GRAPH: &str = "graph";
-/// Vertices per `UNWIND` query.
-const NODE_BATCH: usize = 50_000;
-/// Arcs per `UNWIND` query: each is two index seeks and two relationships.
-const EDGE_BATCH: usize = 10_000;
+/// How long the load waits for the `V.id` index to become operational.
+const INDEX_TIMEOUT: Duration = Duration::from_secs(600);
 /// The first FalkorDB whose `algo.SPpaths` is a Dijkstra for a single unbounded path
 /// (`(major, minor, patch)`); before it the procedure enumerates every simple path.
 pub const DIJKSTRA_SINCE: (i64, i64, i64) = (4, 20, 0);
@@ -53,8 +63,10 @@ pub const DIJKSTRA_SINCE: (i64, i64, i64) = (4, 20, 0);
 /// A connection to a FalkorDB server (redis-server with the FalkorDB module).
 pub struct FalkorDb {
     conn: redis::Connection,
-    /// Where the server is, for [`System::another_client`].
+    /// Where the server is, for [`System::another_client`] and the bulk loader.
     url: String,
+    /// The bulk loader's command (`falkordb-bulk-insert`).
+    bulk_insert: PathBuf,
     /// The module's version, `(major, minor, patch)`.
     version: (i64, i64, i64),
 }
@@ -76,8 +88,10 @@ struct Rows {
 
 impl FalkorDb {
     /// Connects to `url` (e.g. `redis://127.0.0.1:6379`, what `scripts/peers start falkordb`
-    /// prints) and checks that the FalkorDB module answers.
-    pub fn connect(url: &str) -> Result<FalkorDb> {
+    /// prints) and checks that the FalkorDB module answers. `bulk_insert` is the bulk loader's
+    /// command, which [`System::load`] runs (`DIR/falkordb/bulk-insert`, written by `scripts/peers
+    /// start falkordb --dir DIR`).
+    pub fn connect(url: &str, bulk_insert: &Path) -> Result<FalkorDb> {
         let hint = || {
             format!(
                 "no FalkorDB answers at {url}: start one with \
@@ -89,6 +103,7 @@ impl FalkorDb {
         let mut falkordb = FalkorDb {
             conn,
             url: url.to_string(),
+            bulk_insert: bulk_insert.to_path_buf(),
             version: (0, 0, 0),
         };
         falkordb.version = falkordb
@@ -151,6 +166,110 @@ impl FalkorDb {
         match self.one_row(cypher, &[])?.0.as_deref() {
             Some([Cell::Int(n)]) => u64::try_from(*n).map_err(|_| anyhow!("negative count {n}")),
             other => bail!("{cypher}: expected one count, got {other:?}"),
+        }
+    }
+
+    /// Builds the graph with the bulk loader from CSV files: the `V` nodes (the first column is
+    /// the loader's node identifier and becomes the `id` property), the `E` arcs (with `w` when
+    /// the dataset is weighted), their `R` reverse copies and one relationship type per label.
+    fn bulk_insert(
+        &mut self,
+        vertices: &[u64],
+        edges: &[(u64, u64)],
+        attrs: &system::ArcAttrs,
+    ) -> Result<()> {
+        let dir = tempfile::tempdir().context("a temporary directory for the CSV files")?;
+        let csv = |name: &str, header: &str| -> Result<(PathBuf, BufWriter<std::fs::File>)> {
+            let path = dir.path().join(name);
+            let mut out = BufWriter::new(std::fs::File::create(&path)?);
+            writeln!(out, "{header}")?;
+            Ok((path, out))
+        };
+        let (v_csv, mut out) = csv("V.csv", "id")?;
+        for &v in vertices {
+            writeln!(out, "{}", node_id(v)?)?;
+        }
+        out.flush()?;
+        let weighted = attrs.has_weights();
+        let (e_csv, mut e_out) = csv("E.csv", if weighted { "src,dst,w" } else { "src,dst" })?;
+        let (r_csv, mut r_out) = csv("R.csv", "src,dst")?;
+        let mut by_label: std::collections::BTreeMap<&str, BufWriter<std::fs::File>> =
+            Default::default();
+        let mut label_files = Vec::new();
+        for (i, &(s, d)) in edges.iter().enumerate() {
+            let (s, d) = (node_id(s)?, node_id(d)?);
+            if weighted {
+                // `{:?}`: always a float literal, which the loader stores as a double.
+                writeln!(e_out, "{s},{d},{:?}", f64::from(attrs.weight(i)))?;
+            } else {
+                writeln!(e_out, "{s},{d}")?;
+            }
+            writeln!(r_out, "{d},{s}")?;
+            let label = attrs.label(i);
+            if !label.is_empty() {
+                let label = label_type(label)?;
+                if !by_label.contains_key(label) {
+                    let (path, out) = csv(&format!("label-{label}.csv"), "src,dst")?;
+                    label_files.push((label, path));
+                    by_label.insert(label, out);
+                }
+                writeln!(by_label.get_mut(label).expect("just inserted"), "{s},{d}")?;
+            }
+        }
+        for out in by_label.values_mut().chain([&mut e_out, &mut r_out]) {
+            out.flush()?;
+        }
+        let mut command = Command::new(&self.bulk_insert);
+        command
+            .arg(GRAPH)
+            .args(["--server-url", &self.url, "--id-type", "INTEGER"])
+            .arg("--nodes-with-label")
+            .args(["V".as_ref(), v_csv.as_os_str()]);
+        if !edges.is_empty() {
+            for (rel, path) in [("E", &e_csv), ("R", &r_csv)] {
+                command
+                    .arg("--relations-with-type")
+                    .args([rel.as_ref(), path.as_os_str()]);
+            }
+        }
+        for (label, path) in &label_files {
+            command
+                .arg("--relations-with-type")
+                .args([label.as_ref(), path.as_os_str()]);
+        }
+        let out = command.output().with_context(|| {
+            format!(
+                "running FalkorDB's bulk loader {} (scripts/peers start falkordb writes it)",
+                self.bulk_insert.display()
+            )
+        })?;
+        ensure!(
+            out.status.success(),
+            "FalkorDB's bulk loader failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(())
+    }
+
+    /// Waits until the `V.id` index is operational: FalkorDB populates an index on an existing
+    /// graph in the background, and every query here looks vertices up through it.
+    fn await_index(&mut self) -> Result<()> {
+        let deadline = Instant::now() + INDEX_TIMEOUT;
+        loop {
+            let ready = self.count(
+                "CALL db.indexes() YIELD label, status \
+                 WHERE label = 'V' AND status = 'OPERATIONAL' RETURN count(*)",
+            )?;
+            if ready == 1 {
+                return Ok(());
+            }
+            ensure!(
+                Instant::now() < deadline,
+                "the V.id index is not operational after {INDEX_TIMEOUT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 
@@ -349,18 +468,6 @@ fn sp_direction(dir: Direction) -> &'static str {
     }
 }
 
-/// Writes `values` as a Cypher list literal.
-fn list(out: &mut String, values: impl Iterator<Item = String>) {
-    out.push('[');
-    for (i, v) in values.enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&v);
-    }
-    out.push(']');
-}
-
 impl System for FalkorDb {
     fn name(&self) -> &'static str {
         "falkordb"
@@ -397,8 +504,6 @@ impl System for FalkorDb {
                 .arg(GRAPH)
                 .query(&mut self.conn)?;
         }
-        // Created before the load, so that the edge load's MATCHes are index seeks.
-        self.run("CREATE INDEX FOR (v:V) ON (v.id)")?;
         Ok(())
     }
 
@@ -409,69 +514,22 @@ impl System for FalkorDb {
         attrs: &system::ArcAttrs,
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
-        for batch in vertices.chunks(NODE_BATCH) {
-            let mut text = String::from("CYPHER ids=");
-            let ids = batch
-                .iter()
-                .map(|&v| node_id(v))
-                .collect::<Result<Vec<_>>>()?;
-            list(&mut text, ids.iter().map(i64::to_string));
-            text.push_str(" UNWIND $ids AS id CREATE (:V {id: id})");
-            self.run(&text)?;
-        }
-        let weighted = attrs.has_weights();
-        let mut loaded = 0;
-        for (b, batch) in edges.chunks(EDGE_BATCH).enumerate() {
-            // `[src, dst]`, or `[src, dst, weight]` (the f32 as a double, `{:?}` so that it is
-            // always a float literal).
-            let mut text = String::from("CYPHER rows=");
-            let rows = batch
-                .iter()
-                .enumerate()
-                .map(|(j, &(s, d))| {
-                    let (s, d) = (node_id(s)?, node_id(d)?);
-                    Ok(if weighted {
-                        format!(
-                            "[{s},{d},{:?}]",
-                            f64::from(attrs.weight(b * EDGE_BATCH + j))
-                        )
-                    } else {
-                        format!("[{s},{d}]")
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            list(&mut text, rows.into_iter());
-            let set = if weighted { " {w: e[2]}" } else { "" };
-            let _ = write!(
-                text,
-                " UNWIND $rows AS e MATCH (a:V {{id: e[0]}}), (b:V {{id: e[1]}}) \
-                 CREATE (a)-[:E{set}]->(b), (b)-[:R]->(a)"
+        if !vertices.is_empty() {
+            let started = Instant::now();
+            self.bulk_insert(vertices, edges, attrs)?;
+            println!(
+                "falkordb: the bulk loader took {:.2} s, CSV files included",
+                started.elapsed().as_secs_f64()
             );
-            self.run(&text)?;
-            // The label copies: one query per label in the batch (a type cannot be a parameter).
-            let mut by_label: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
-            for (j, &(s, d)) in batch.iter().enumerate() {
-                let label = attrs.label(b * EDGE_BATCH + j);
-                if !label.is_empty() {
-                    by_label
-                        .entry(label_type(label)?)
-                        .or_default()
-                        .push(format!("[{},{}]", node_id(s)?, node_id(d)?));
-                }
-            }
-            for (label, rows) in by_label {
-                let mut text = String::from("CYPHER rows=");
-                list(&mut text, rows.into_iter());
-                let _ = write!(
-                    text,
-                    " UNWIND $rows AS e MATCH (a:V {{id: e[0]}}), (b:V {{id: e[1]}}) \
-                     CREATE (a)-[:{label}]->(b)"
-                );
-                self.run(&text)?;
-            }
-            loaded += batch.len();
-            progress(loaded);
         }
+        let started = Instant::now();
+        self.run("CREATE INDEX FOR (v:V) ON (v.id)")?;
+        self.await_index()?;
+        println!(
+            "falkordb: the V.id index took {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+        progress(edges.len());
         Ok(())
     }
 
@@ -543,7 +601,10 @@ impl System for FalkorDb {
     }
 
     fn another_client(&self) -> Option<Result<Box<dyn System + Send>>> {
-        Some(FalkorDb::connect(&self.url).map(|f| Box::new(f) as Box<dyn System + Send>))
+        Some(
+            FalkorDb::connect(&self.url, &self.bulk_insert)
+                .map(|f| Box::new(f) as Box<dyn System + Send>),
+        )
     }
 
     /// The arc and its reverse copy in one query (so one commit), as the load makes them;
