@@ -1,7 +1,7 @@
 //! The `graph` CLI end to end: the real binary against the real embedded host and module.
 
 use graph_testkit::TestHost;
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::io::Write;
 use std::process::{Command, Output};
 
@@ -497,4 +497,48 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
     );
     let err = cli.fails(&["bfs", "1", "--vertex-labels", "hbu"]);
     assert!(err.contains("unknown vertex label `hbu`"), "{err}");
+}
+
+/// A token remembered from another server (here: the owner's, with its signature altered, as
+/// a host started afresh would see it) is refused, and the error names the file it came from
+/// and how to go on, on both transports.
+#[test]
+fn a_refused_remembered_token_names_where_it_came_from() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let mut token = server.token().unwrap().to_string();
+    let signature = token.rfind('.').expect("a JWT") + 5;
+    let altered = if &token[signature..=signature] == "A" {
+        "B"
+    } else {
+        "A"
+    };
+    token.replace_range(signature..=signature, altered);
+    let config = tempfile::tempdir().unwrap();
+    let tokens = config.path().join("stdb-graph").join("tokens.json");
+    std::fs::create_dir_all(tokens.parent().unwrap()).unwrap();
+    std::fs::write(&tokens, json!({ host.url(): token }).to_string()).unwrap();
+    for transport in ["ws", "http", "auto"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+            .args(["--server", host.url(), "--transport", transport, "stats"])
+            .env("XDG_CONFIG_HOME", config.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{transport}: {err}");
+        assert!(
+            err.contains("hint: the server refused the token remembered")
+                && err.contains(&tokens.display().to_string())
+                && err.contains("--token"),
+            "{transport}: {err}"
+        );
+    }
+    // A token given on the command line is the caller's own business: no hint about the file.
+    let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args(["--server", host.url(), "--token", &token, "stats"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !err.contains("hint:"), "{err}");
 }

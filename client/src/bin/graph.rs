@@ -6,9 +6,10 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use graph_client::edgelist::{read_edge_list, read_vertex_labels};
 use graph_client::graph::{
-    Direction, Follow, GraphDb, GraphMeta, Identity, QueryStats, TxOptions, to_sats_json,
+    ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, QueryStats, TxOptions,
+    to_sats_json,
 };
-use graph_client::server::Server;
+use graph_client::server::{Server, ServerError};
 use graph_client::token_store;
 use graph_client::watch::{Change, watch};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -316,13 +317,37 @@ fn run_watch(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let remembered = cli
+        .global
+        .token
+        .is_none()
+        .then(|| cli.global.server.clone());
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
+            if let Some(server) = remembered.filter(|_| token_refused(&e)) {
+                eprintln!(
+                    "hint: the server refused the token remembered for {server} in {}: it was \
+                     issued by another server (one started afresh, say). Pass the right one \
+                     with --token or GRAPH_TOKEN, or remove that entry to act as a new identity.",
+                    token_store::path().display()
+                );
+            }
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `e` is the server refusing the caller's token: HTTP 401, on the HTTP routes or on
+/// the WebSocket's upgrade.
+fn token_refused(e: &anyhow::Error) -> bool {
+    let unauthorized = |e: &ServerError| matches!(e, ServerError::Http { status: 401, .. });
+    e.chain().any(|cause| {
+        cause.downcast_ref::<ServerError>().is_some_and(unauthorized)
+            || matches!(cause.downcast_ref::<ClientError>(), Some(ClientError::Server(e)) if unauthorized(e))
+            || cause.to_string().contains("401 Unauthorized")
+    })
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
