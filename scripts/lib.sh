@@ -86,6 +86,26 @@ start_host() {
   die "graph-host did not answer on $listen within 30 s (log: $log)"
 }
 
+# bench_beside_peers DATASET OUT GRAPH_BENCH_ARGS...: builds everything, starts every peer
+# (start_peers) and a fresh in-memory graph-host, and runs graph-bench on DATASET with the peers'
+# addresses and GRAPH_BENCH_ARGS (which choose --systems), its report going to results/OUT. What
+# the results/*/run.sh scripts of one-run comparisons share.
+bench_beside_peers() {
+  local dataset="$1" out="$2"
+  shift 2
+  ensure_toolchain
+  build_all
+  start_peers
+  local listen="${GRAPH_LISTEN:-127.0.0.1:3000}"
+  start_host "$listen" --in-memory
+  "$BENCH_BIN" --server "http://$listen" \
+    --server-kind "embedded graph-host (spacetimedb-core 2.14.0, in memory)" \
+    --publish "$MODULE_WASM" --dataset "$dataset" --out "$ROOT/results/$out" \
+    --server-pid "$HOST_PID" "${PEER_ARGS[@]:2}" "$@"
+  kill "$HOST_PID"
+  wait "$HOST_PID" 2>/dev/null || true
+}
+
 # Starts Neo4j, PostgreSQL and FalkorDB, and writes the Kuzu worker command (scripts/peers), in a
 # temporary directory, stopped on exit (by `cleanup`; graph-bench ends its Kuzu worker itself),
 # and sets PEER_ARGS to the graph-bench options that select and reach them. Heap and page cache:

@@ -7,15 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
-ensure_toolchain
-build_all
-start_peers
-listen="${GRAPH_LISTEN:-127.0.0.1:3000}"
-start_host "$listen" --in-memory
-"$BENCH_BIN" --server "http://$listen" \
-  --server-kind "embedded graph-host (spacetimedb-core 2.14.0, in memory)" \
-  --publish "$MODULE_WASM" --dataset dblp --out "$ROOT/results/dblp-mixed" --server-pid "$HOST_PID" \
-  "${PEER_ARGS[@]:2}" --systems stdb,neo4j,postgres,kuzu,falkordb \
+bench_beside_peers dblp dblp-mixed --systems stdb,neo4j,postgres,kuzu,falkordb \
   --workloads neighbors,bfs-depth,path --writes 0 --roundtrip-calls 0 --propagation-writes 0 \
   --throughput-inserts 0 --under-writes-secs 0 --mixed-secs 30
-kill "$HOST_PID"; wait "$HOST_PID" 2>/dev/null || true
