@@ -193,9 +193,9 @@ impl FalkorDb {
         let weighted = attrs.has_weights();
         let (e_csv, mut e_out) = csv("E.csv", if weighted { "src,dst,w" } else { "src,dst" })?;
         let (r_csv, mut r_out) = csv("R.csv", "src,dst")?;
-        let mut by_label: std::collections::BTreeMap<&str, BufWriter<std::fs::File>> =
+        // Each label type's file and its writer.
+        let mut by_label: std::collections::BTreeMap<&str, (PathBuf, BufWriter<std::fs::File>)> =
             Default::default();
-        let mut label_files = Vec::new();
         for (i, &(s, d)) in edges.iter().enumerate() {
             let (s, d) = (node_id(s)?, node_id(d)?);
             if weighted {
@@ -209,33 +209,31 @@ impl FalkorDb {
             if !label.is_empty() {
                 let label = label_type(label)?;
                 if !by_label.contains_key(label) {
-                    let (path, out) = csv(&format!("label-{label}.csv"), "src,dst")?;
-                    label_files.push((label, path));
-                    by_label.insert(label, out);
+                    by_label.insert(label, csv(&format!("label-{label}.csv"), "src,dst")?);
                 }
-                writeln!(by_label.get_mut(label).expect("just inserted"), "{s},{d}")?;
+                writeln!(by_label.get_mut(label).expect("just inserted").1, "{s},{d}")?;
             }
         }
-        for out in by_label.values_mut().chain([&mut e_out, &mut r_out]) {
+        e_out.flush()?;
+        r_out.flush()?;
+        let mut relations = Vec::new();
+        if !edges.is_empty() {
+            relations.extend([("E", e_csv), ("R", r_csv)]);
+        }
+        for (label, (path, mut out)) in by_label {
             out.flush()?;
+            relations.push((label, path));
         }
         let mut command = Command::new(&self.bulk_insert);
         command
             .arg(GRAPH)
-            .args(["--server-url", &self.url, "--id-type", "INTEGER"])
+            .args(["--server-url", &self.url])
             .arg("--nodes-with-label")
             .args(["V".as_ref(), v_csv.as_os_str()]);
-        if !edges.is_empty() {
-            for (rel, path) in [("E", &e_csv), ("R", &r_csv)] {
-                command
-                    .arg("--relations-with-type")
-                    .args([rel.as_ref(), path.as_os_str()]);
-            }
-        }
-        for (label, path) in &label_files {
+        for (rel, path) in &relations {
             command
                 .arg("--relations-with-type")
-                .args([label.as_ref(), path.as_os_str()]);
+                .args([rel.as_ref(), path.as_os_str()]);
         }
         let out = command.output().with_context(|| {
             format!(
