@@ -82,6 +82,12 @@ impl<'a> Stores<'a> {
     }
 }
 
+/// Whether `systems[i]` is the last of `systems` to read its store (see [`System::store`]).
+pub fn last_reader(systems: &[Box<dyn System>], i: usize) -> bool {
+    let store = systems[i].store();
+    !systems[i + 1..].iter().any(|s| s.store() == store)
+}
+
 /// Empties `system`'s store and loads `vertices` and `arcs`, with a progress bar. The clock
 /// covers the load alone, not the clearing.
 fn load(
@@ -168,6 +174,22 @@ mod tests {
         );
         assert!(loads[0].serves("tuned") && !loads[0].serves("other"));
         assert_eq!(loads[0].load.edges_sent, 2);
+    }
+
+    #[test]
+    fn the_last_reader_of_each_store_is_the_last_in_run_order() {
+        let shared = Fake::new("plain", Reply::Count(0));
+        let mut tuned = Fake::new("tuned", Reply::Count(0));
+        (tuned.store_name, tuned.store) = (shared.store_name, shared.store.clone());
+        let systems: Vec<Box<dyn System>> = vec![
+            Box::new(shared),
+            Box::new(Fake::new("other", Reply::Count(0))),
+            Box::new(tuned),
+        ];
+        let last: Vec<bool> = (0..systems.len())
+            .map(|i| last_reader(&systems, i))
+            .collect();
+        assert_eq!(last, [false, true, true]);
     }
 
     #[test]

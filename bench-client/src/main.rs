@@ -6,7 +6,7 @@ use anyhow::{Context, bail};
 use clap::Parser;
 use graph_bench::datasets::{DatasetSpec, with_random_labels};
 use graph_bench::live::{self, Keys};
-use graph_bench::load::Stores;
+use graph_bench::load::{self, Stores};
 use graph_bench::measure;
 use graph_bench::report::markdown::{self, fmt_us};
 use graph_bench::report::model::{self, Contention, Environment, Report, Sample, Summary};
@@ -21,7 +21,7 @@ use graph_bench::systems::stdb::{self, SpacetimeDb};
 use graph_bench::verify::Answers;
 use graph_bench::workloads::Workload;
 use graph_bench::{contention, mixed, under_writes};
-use graph_client::edgelist::EdgeList;
+use graph_client::edgelist::Summary as DatasetSummary;
 use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
 use graph_client::server::Server;
 use graph_reference::{LabelledGraph, ReferenceGraph};
@@ -252,28 +252,40 @@ fn main() -> anyhow::Result<()> {
     );
     let reference = ReferenceGraph::new(edges.iter());
     // What every system must end up holding: the distinct arcs in (src, dst) order, as
-    // `graph load` sends them (`EdgeList::sorted`), with their labels and weights.
-    let sorted = edges.sorted();
-    let arcs: Vec<(u64, u64)> = sorted.iter().collect();
+    // `graph load` sends them (`EdgeList::sorted`), with their labels and weights. The dataset
+    // itself is dropped once they are taken from it: on the LiveJournal-sized graph every copy
+    // of its 34.7M edges is half a gigabyte that the peers measured after need.
+    let (arcs, attrs) = {
+        let sorted = edges.sorted();
+        drop(edges);
+        let arcs: Vec<(u64, u64)> = sorted.iter().collect();
+        let attrs = ArcAttrs {
+            label_names: sorted.label_names,
+            labels: sorted.labels,
+            weights: sorted.weights,
+        };
+        (arcs, attrs)
+    };
     anyhow::ensure!(
         arcs.windows(2).all(|w| w[0] != w[1]),
         "the dataset gives an edge two labels or weights"
     );
-    let attrs = ArcAttrs {
-        label_names: sorted.label_names.clone(),
-        labels: sorted.labels.clone(),
-        weights: sorted.weights.clone(),
-    };
     // The labelled reference (label id = index into `label_names`, so `l{i}` is `i + 1`), for
-    // the workloads that filter by label or weigh paths.
-    let labelled = LabelledGraph::new(
-        reference.vertices().iter().copied(),
-        (0..sorted.len()).map(|i| {
-            let label = sorted.labels.get(i).copied().unwrap_or(0);
-            (sorted.src[i], sorted.dst[i], label, attrs.weight(i))
-        }),
-    );
-    let mut answers = Answers::new(&reference, Some(&labelled));
+    // the workloads that filter by label or weigh paths, and only for them: it keeps every arc
+    // in a B-tree (1.3 GB on the LiveJournal-sized graph).
+    let labelled = args
+        .workloads
+        .iter()
+        .any(|w| w.needs_labelled_reference())
+        .then(|| {
+            LabelledGraph::new(
+                reference.vertices().iter().copied(),
+                arcs.iter()
+                    .enumerate()
+                    .map(|(i, &(src, dst))| (src, dst, attrs.label_id(i), attrs.weight(i))),
+            )
+        });
+    let mut answers = Answers::new(&reference, labelled.as_ref());
     let vertices = reference.sample_vertices(args.runs, args.seed);
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
     // Weighted paths join uniformly random pairs of vertices (on a grid, mostly far apart).
@@ -315,7 +327,8 @@ fn main() -> anyhow::Result<()> {
     let mut results = Vec::new();
     let mut samples = Vec::new();
     let mut skips = Vec::new();
-    for system in &mut systems {
+    for i in 0..systems.len() {
+        let system = &mut systems[i];
         let first_of_store = stores.prepare(system.as_mut())?;
         if let Some(db) = &db
             && first_of_store
@@ -409,6 +422,13 @@ fn main() -> anyhow::Result<()> {
             };
             results.push(summarize(system.name(), workload, &measured, t));
             samples.extend(measured);
+        }
+        if done_with_store(&args, &systems, i) {
+            let system = &mut systems[i];
+            system
+                .release()
+                .with_context(|| format!("releasing {}'s store", system.name()))?;
+            println!("{}: measured; its store released", system.store());
         }
     }
     let contention = match &db {
@@ -511,7 +531,7 @@ fn main() -> anyhow::Result<()> {
     };
 
     let report = Report {
-        environment: environment(&args, command, dir, &edges),
+        environment: environment(&args, command, dir, summary),
         loads: stores.into_loads(),
         systems: descriptions.into_iter().chain(skips).collect(),
         results,
@@ -531,6 +551,19 @@ fn main() -> anyhow::Result<()> {
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Whether the run asks nothing more of `systems[i]`'s store once `systems[i]` is measured: no
+/// later system reads it, the mixed workload does not run on it, and it is not SpacetimeDB's
+/// (the contention, under-writes and live workloads at the end use that).
+fn done_with_store(args: &Args, systems: &[Box<dyn System>], i: usize) -> bool {
+    let store = systems[i].store();
+    let mixed = args.mixed_secs > 0.0
+        && systems
+            .iter()
+            .filter(|s| s.store() == store)
+            .any(|s| args.mixed_systems.iter().any(|m| m == s.name()));
+    store != stdb::STORE && !mixed && load::last_reader(systems, i)
 }
 
 /// The SpacetimeDB server's database over the WebSocket, with the token of `--token` or a new
@@ -787,8 +820,12 @@ fn live_workloads(
     Ok((propagation, throughput))
 }
 
-fn environment(args: &Args, command: String, dir: Direction, edges: &EdgeList) -> Environment {
-    let summary = edges.summary();
+fn environment(
+    args: &Args,
+    command: String,
+    dir: Direction,
+    summary: DatasetSummary,
+) -> Environment {
     let stdb_used = args.systems.iter().any(|s| model::is_stdb(s));
     let memory_kib: f64 = std::fs::read_to_string("/proc/meminfo")
         .ok()

@@ -53,6 +53,12 @@ impl Workload {
         matches!(self, Workload::BfsLabels | Workload::BfsLabelsAll)
     }
 
+    /// Whether the workload's answers are checked against the labelled reference (labels
+    /// filter it, or weights measure it).
+    pub fn needs_labelled_reference(self) -> bool {
+        self.needs_labels() || self == Workload::WeightedPath
+    }
+
     /// This workload's queries: one per pair for shortest paths (`source → target`), one per
     /// vertex for the others; `depth` bounds the depth-bounded BFS. The label workloads name
     /// labels among `l0` .. `l{labels - 1}`: all of them, or for each query a random half

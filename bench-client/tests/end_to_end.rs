@@ -397,7 +397,7 @@ fn weighted_and_label_filtered_workloads_run_verified_on_a_labelled_grid() {
             "--workloads",
             "bfs-depth,bfs-labels,bfs-labels-all,wpath",
             "--systems",
-            "stdb,stdb-stage1",
+            "stdb,native,stdb-stage1",
             "--runs",
             &runs.to_string(),
             "--writes",
@@ -415,6 +415,13 @@ fn weighted_and_label_filtered_workloads_run_verified_on_a_labelled_grid() {
         ],
     );
     assert!(stdout.contains("warm-up full BFS"), "{stdout}");
+    // The native floor's graph is dropped once it is measured; SpacetimeDB's store is kept for
+    // the workloads at the end of a run.
+    assert!(
+        stdout.contains("native: measured; its store released")
+            && !stdout.contains("stdb: measured"),
+        "{stdout}"
+    );
     let report = report(out.path(), "grid-40.json");
     assert_eq!(report["environment"]["edges"], 2 * 40 * 39, "{report}");
     let results = report["results"].as_array().unwrap();
@@ -428,6 +435,8 @@ fn weighted_and_label_filtered_workloads_run_verified_on_a_labelled_grid() {
         assert_eq!(r["e2e"]["count"], runs, "{r}");
         assert_eq!(r["from_snapshot"], runs, "{r}");
     }
+    let r = row("native", "bfs-depth").unwrap_or_else(|| panic!("no native BFS: {report}"));
+    assert_eq!(r["e2e"]["count"], runs, "{r}");
     // The full-scan baseline has no labels or weights: skipped, and the report says why.
     assert!(row("stdb-stage1", "bfs-depth").is_some(), "{report}");
     for workload in ["bfs-labels", "bfs-labels-all", "wpath"] {

@@ -115,6 +115,14 @@ fn falkordb_peer_answers_match_hand_computed_ones_and_the_reference() {
     let checked =
         peer_checks::weighted_labelled_graphs_of(&mut exhaustive, &[3, 4], true, (40, 60));
     assert!(checked > 200, "{checked}");
+
+    // Released, the graph is gone from the server.
+    falkordb.release().unwrap();
+    let mut redis = redis::Client::open(server.address())
+        .and_then(|c| c.get_connection())
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut redis).unwrap();
+    assert!(keys.is_empty(), "{keys:?}");
 }
 
 #[test]

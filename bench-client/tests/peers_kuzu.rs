@@ -51,6 +51,11 @@ fn kuzu_peer_answers_match_hand_computed_ones_and_the_reference() {
     // answer; 14 of ~200 random pairs on a 200-vertex graph); the benchmark's grid has none.
     let checked = peer_checks::weighted_labelled_graphs(&mut kuzu, &[4, 5], false);
     assert!(checked > 300, "{checked}");
+
+    // Released, the worker has ended (its buffer pool freed) and the system answers nothing.
+    kuzu.release().unwrap();
+    let err = kuzu.counts().unwrap_err();
+    assert!(format!("{err:#}").contains("closed"), "{err:#}");
 }
 
 /// A worker that is not there, or not a worker, is an error that says what to run.

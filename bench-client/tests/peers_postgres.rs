@@ -59,6 +59,11 @@ fn postgres_peer_answers_every_query() {
         shortest_path(&mut pg, BIG, 50, Out),
         path(&[BIG, 10, 40, 50])
     );
+
+    // Released, the tables are gone.
+    pg.release().unwrap();
+    let err = pg.counts().unwrap_err();
+    assert!(format!("{err:#}").contains("does not exist"), "{err:#}");
 }
 
 fn check_neighbor_counts(pg: &mut Postgres) {

@@ -505,6 +505,13 @@ impl System for FalkorDb {
         Ok(())
     }
 
+    /// Deletes the graph and asks the allocator to return the freed pages (`MEMORY PURGE`).
+    fn release(&mut self) -> Result<()> {
+        self.clear()?;
+        let _: Value = redis::cmd("MEMORY").arg("PURGE").query(&mut self.conn)?;
+        Ok(())
+    }
+
     fn load(
         &mut self,
         vertices: &[u64],

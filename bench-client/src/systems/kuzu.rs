@@ -220,6 +220,17 @@ impl System for Kuzu {
         Ok(())
     }
 
+    /// Drops the tables and ends the worker, which closes the database and frees its buffer
+    /// pool; the system answers nothing after.
+    fn release(&mut self) -> Result<()> {
+        self.execute("DROP TABLE IF EXISTS E", json!({}))?;
+        self.execute("DROP TABLE IF EXISTS V", json!({}))?;
+        self.stdin.take();
+        let status = self.child.wait()?;
+        anyhow::ensure!(status.success(), "the Kuzu worker exited with {status}");
+        Ok(())
+    }
+
     /// Writes the vertices and arcs to CSV files in a temporary directory and `COPY`s them in,
     /// as Kuzu's documentation loads a graph. The load's time includes writing the files.
     fn load(

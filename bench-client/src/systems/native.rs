@@ -49,6 +49,11 @@ impl System for Native {
         Ok(())
     }
 
+    /// Drops the in-memory graph.
+    fn release(&mut self) -> anyhow::Result<()> {
+        self.clear()
+    }
+
     /// Builds the snapshot, with the edges' labels (ids from 1 in `label_names` order) and
     /// weights when the dataset has them, as the module's snapshot keeps them.
     fn load(
@@ -60,7 +65,7 @@ impl System for Native {
     ) -> anyhow::Result<()> {
         self.graph = if attrs.has_labels() || attrs.has_weights() {
             let arcs = edges.iter().enumerate().map(|(i, &(s, d))| {
-                let label = attrs.labels.get(i).copied().unwrap_or(0);
+                let label = attrs.label_id(i);
                 let weight = attrs.weight(i);
                 (s, d, graph_traverse::ArcAttrs { label, weight })
             });

@@ -320,6 +320,15 @@ impl System for Postgres {
         Ok(())
     }
 
+    /// Drops the tables (their files, and their pages in the OS cache); the shared buffers
+    /// stay, at their configured size.
+    fn release(&mut self) -> anyhow::Result<()> {
+        self.statements.clear();
+        self.client
+            .batch_execute("DROP TABLE IF EXISTS edge, vertex")?;
+        Ok(())
+    }
+
     /// COPYs the rows in binary, then builds the primary keys `vertex(id)` and
     /// `edge(src, dst)` and the index `edge(dst, src)`, and vacuums: VACUUM marks every page
     /// all-visible, without which an index-only scan still reads the table row by row, and
