@@ -56,6 +56,17 @@ use std::time::{Duration, Instant};
 const GRAPH: &str = "graph";
 /// How long the load waits for the `V.id` index to become operational.
 const INDEX_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long the bulk loader's connection waits to send or receive, s. redis-py 8 gives up after
+/// 5 s by default, and on the LiveJournal-sized graph the loader's `GRAPH.BULK` buffers wait
+/// longer than that while the server builds the previous one ("Timeout writing to socket").
+const LOADER_SOCKET_TIMEOUT_SECS: u32 = 3600;
+
+/// The server URL for the bulk loader: `url` with redis-py's `socket_timeout` option.
+fn loader_url(url: &str) -> String {
+    let joint = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{joint}socket_timeout={LOADER_SOCKET_TIMEOUT_SECS}")
+}
+
 /// The first FalkorDB whose `algo.SPpaths` is a Dijkstra for a single unbounded path
 /// (`(major, minor, patch)`); before it the procedure enumerates every simple path.
 pub const DIJKSTRA_SINCE: (i64, i64, i64) = (4, 20, 0);
@@ -227,7 +238,7 @@ impl FalkorDb {
         let mut command = Command::new(&self.bulk_insert);
         command
             .arg(GRAPH)
-            .args(["--server-url", &self.url])
+            .args(["--server-url", &loader_url(&self.url)])
             .arg("--nodes-with-label")
             .args(["V".as_ref(), v_csv.as_os_str()]);
         for (rel, path) in &relations {
@@ -857,6 +868,18 @@ mod tests {
             Value::BulkString(b"Cached execution: 1".to_vec()),
             Value::BulkString(format!("Query internal execution time: {ms} milliseconds").into()),
         ])
+    }
+
+    #[test]
+    fn the_loader_waits_on_its_socket_as_long_as_a_large_graph_takes() {
+        assert_eq!(
+            loader_url("redis://127.0.0.1:6389"),
+            "redis://127.0.0.1:6389?socket_timeout=3600"
+        );
+        assert_eq!(
+            loader_url("redis://h:1/0?protocol=2"),
+            "redis://h:1/0?protocol=2&socket_timeout=3600"
+        );
     }
 
     #[test]
