@@ -508,7 +508,6 @@ impl AdjacencyBuilder {
     /// A builder with room for `vertices` vertices and `arcs` arcs (hints: it grows past them).
     pub fn with_capacity(vertices: usize, arcs: usize) -> Self {
         let mut b = Self::default();
-        b.graph.index.reserve(vertices);
         b.graph.ids.reserve(vertices);
         b.out_fill.reserve(vertices);
         b.in_fill.reserve(vertices);

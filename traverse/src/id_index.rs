@@ -19,31 +19,29 @@ fn dense_limit(ids: usize) -> u64 {
     SPREAD.saturating_mul(ids as u64).saturating_add(MARGIN)
 }
 
-#[derive(Debug, Clone)]
-pub(crate) enum IdIndex {
-    /// `slots[id]` ([`NONE`] for an id without one) and how many ids have one.
-    Dense {
-        slots: Vec<u32>,
-        len: usize,
-    },
-    Sparse(HashMap<u64, u32>),
-}
-
-impl Default for IdIndex {
-    fn default() -> Self {
-        IdIndex::Sparse(HashMap::new())
-    }
+/// Ids below the dense part's length are looked up there; the others (and any id inserted
+/// while the dense part could not grow to it) in the map. An id that does not fit the dense
+/// form therefore costs one map entry, never a conversion of the whole index: on a 4M-vertex
+/// graph, turning the dense vector into a map took about half a second in wasm, all at once,
+/// when a write added one vertex with an id far above the others.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IdIndex {
+    /// `dense[id]`, [`NONE`] for an id without a slot there.
+    dense: Vec<u32>,
+    /// Ids with a slot in `dense`.
+    dense_len: usize,
+    sparse: HashMap<u64, u32>,
 }
 
 impl IdIndex {
     #[inline]
     pub(crate) fn get(&self, v: u64) -> Option<u32> {
-        match self {
-            IdIndex::Dense { slots, .. } => {
-                let slot = *slots.get(usize::try_from(v).ok()?)?;
-                (slot != NONE).then_some(slot)
-            }
-            IdIndex::Sparse(map) => map.get(&v).copied(),
+        match usize::try_from(v).ok().and_then(|at| self.dense.get(at)) {
+            Some(&slot) if slot != NONE => Some(slot),
+            // An id below the dense part's length may still be in the map (it was inserted
+            // before the dense part grew past it).
+            _ if self.sparse.is_empty() => None,
+            _ => self.sparse.get(&v).copied(),
         }
     }
 
@@ -52,90 +50,67 @@ impl IdIndex {
     }
 
     pub(crate) fn len(&self) -> usize {
-        match self {
-            IdIndex::Dense { len, .. } => *len,
-            IdIndex::Sparse(map) => map.len(),
-        }
+        self.dense_len + self.sparse.len()
     }
 
-    /// Gives `v`, which has no slot, `slot`. A dense index that `v` would make too sparse
-    /// becomes a map.
+    /// Gives `v`, which has no slot, `slot`: in the dense part if it can hold `v` within
+    /// [`dense_limit`] (growing it by doubling), else in the map.
     pub(crate) fn insert(&mut self, v: u64, slot: u32) {
         debug_assert!(!self.contains(v), "{v} already has a slot");
-        if let IdIndex::Dense { slots, len } = self {
-            if v < dense_limit(*len + 1) {
-                let at = v as usize;
-                if at >= slots.len() {
-                    let grown = slots.len().saturating_mul(2).max(at + 1);
-                    slots.resize(grown.min(dense_limit(*len + 1) as usize), NONE);
-                }
-                slots[at] = slot;
-                *len += 1;
-                return;
+        let limit = dense_limit(self.len() + 1);
+        if v < limit {
+            let at = v as usize;
+            if at >= self.dense.len() {
+                let grown = self.dense.len().saturating_mul(2).max(at + 1);
+                self.dense.resize(grown.min(limit as usize), NONE);
             }
-            let map = Self::pairs(slots).collect();
-            *self = IdIndex::Sparse(map);
-        }
-        if let IdIndex::Sparse(map) = self {
-            map.insert(v, slot);
+            self.dense[at] = slot;
+            self.dense_len += 1;
+        } else {
+            self.sparse.insert(v, slot);
         }
     }
 
     /// Takes `v`'s slot away; returns it.
     pub(crate) fn remove(&mut self, v: u64) -> Option<u32> {
-        match self {
-            IdIndex::Dense { slots, len } => {
-                let entry = slots.get_mut(usize::try_from(v).ok()?)?;
-                let slot = std::mem::replace(entry, NONE);
-                (slot != NONE).then(|| {
-                    *len -= 1;
-                    slot
-                })
-            }
-            IdIndex::Sparse(map) => map.remove(&v),
+        if let Some(entry) = usize::try_from(v)
+            .ok()
+            .and_then(|at| self.dense.get_mut(at))
+            && *entry != NONE
+        {
+            self.dense_len -= 1;
+            return Some(std::mem::replace(entry, NONE));
         }
+        self.sparse.remove(&v)
     }
 
-    /// Room for `n` more ids (a map's; a dense index grows with the ids it meets).
-    pub(crate) fn reserve(&mut self, n: usize) {
-        if let IdIndex::Sparse(map) = self {
-            map.reserve(n);
-        }
-    }
-
-    /// Switches to the dense form if the ids now fit it, as after a build or a compaction.
+    /// Moves the map's ids into the dense part if they all fit it now, as after a build or a
+    /// compaction (both already cost time in proportion to the graph).
     pub(crate) fn settle(&mut self) {
-        let IdIndex::Sparse(map) = self else {
+        let Some(max) = self.sparse.keys().copied().max() else {
             return;
         };
-        let max = map.keys().copied().max();
-        if max.is_some_and(|max| max >= dense_limit(map.len())) {
+        if max >= dense_limit(self.len()) {
             return;
         }
-        let mut slots = vec![NONE; max.map_or(0, |max| max as usize + 1)];
-        for (&v, &slot) in map.iter() {
-            slots[v as usize] = slot;
+        if max as usize >= self.dense.len() {
+            self.dense.resize(max as usize + 1, NONE);
         }
-        *self = IdIndex::Dense {
-            slots,
-            len: map.len(),
-        };
-    }
-
-    fn pairs(slots: &[u32]) -> impl Iterator<Item = (u64, u32)> + '_ {
-        slots
-            .iter()
-            .enumerate()
-            .filter(|&(_, &slot)| slot != NONE)
-            .map(|(v, &slot)| (v as u64, slot))
+        for (v, slot) in std::mem::take(&mut self.sparse) {
+            self.dense[v as usize] = slot;
+            self.dense_len += 1;
+        }
     }
 
     /// Bytes of its allocations.
     pub(crate) fn heap_bytes(&self) -> usize {
-        match self {
-            IdIndex::Dense { slots, .. } => 4 * slots.capacity(),
-            IdIndex::Sparse(map) => map.allocation_size(),
-        }
+        4 * self.dense.capacity() + self.sparse.allocation_size()
+    }
+
+    /// Whether every id is in the dense part.
+    #[cfg(test)]
+    fn is_dense(&self) -> bool {
+        self.sparse.is_empty()
     }
 }
 
@@ -144,7 +119,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    /// Against a plain map, through growth, removals and both conversions.
+    /// Against a plain map, through growth, removals and settling.
     #[test]
     fn behaves_like_a_map_in_either_form() {
         let mut index = IdIndex::default();
@@ -172,17 +147,44 @@ mod tests {
                 assert_eq!(index.len(), model.len());
             }
         }
-        assert!(
-            matches!(index, IdIndex::Sparse(_)),
-            "1 << 40 keeps it sparse"
-        );
+        index.settle();
+        assert!(!index.is_dense(), "1 << 40 stays in the map");
         index.remove(1 << 40);
         model.remove(&(1 << 40));
         index.settle();
-        assert!(matches!(index, IdIndex::Dense { .. }));
+        assert!(index.is_dense());
         for (&v, &slot) in &model {
             assert_eq!(index.get(v), Some(slot));
         }
         assert_eq!(index.len(), model.len());
+    }
+
+    /// A far id joins the map; the dense part keeps every other id, and settling moves ids
+    /// that came to fit back into it.
+    #[test]
+    fn a_far_id_costs_one_map_entry() {
+        let mut index = IdIndex::default();
+        for v in 0..10_000u64 {
+            index.insert(v, v as u32);
+        }
+        assert!(index.is_dense());
+        index.insert(u64::MAX - 1, 10_000);
+        assert_eq!((index.dense_len, index.sparse.len()), (10_000, 1));
+        assert_eq!(index.get(u64::MAX - 1), Some(10_000));
+        assert_eq!(index.get(9_999), Some(9_999));
+        assert_eq!(index.get(10_001), None);
+
+        // Inserted while the dense part could not reach it (4 ids per vertex, plus a margin),
+        // 45_000 goes to the map; once there are more vertices it fits, and settling moves it.
+        index.insert(45_000, 10_001);
+        assert_eq!(index.sparse.len(), 2);
+        assert_eq!(index.remove(u64::MAX - 1), Some(10_000));
+        for v in 10_000..12_000u64 {
+            index.insert(v, v as u32 + 2);
+        }
+        index.settle();
+        assert!(index.is_dense());
+        assert_eq!((index.get(45_000), index.len()), (Some(10_001), 12_001));
+        assert_eq!(index.get(u64::MAX - 1), None);
     }
 }
