@@ -141,11 +141,17 @@ fn read_line(stdout: &mut BufReader<ChildStdout>, child: &mut Child) -> Result<S
     Ok(line)
 }
 
-impl Drop for Kuzu {
-    /// Closing stdin ends the worker, which then closes the database.
-    fn drop(&mut self) {
+impl Kuzu {
+    /// Ends the worker: closing its stdin makes it close the database and exit.
+    fn close(&mut self) -> std::io::Result<std::process::ExitStatus> {
         self.stdin.take();
-        let _ = self.child.wait();
+        self.child.wait()
+    }
+}
+
+impl Drop for Kuzu {
+    fn drop(&mut self) {
+        let _ = self.close();
     }
 }
 
@@ -225,8 +231,7 @@ impl System for Kuzu {
     fn release(&mut self) -> Result<()> {
         self.execute("DROP TABLE IF EXISTS E", json!({}))?;
         self.execute("DROP TABLE IF EXISTS V", json!({}))?;
-        self.stdin.take();
-        let status = self.child.wait()?;
+        let status = self.close()?;
         anyhow::ensure!(status.success(), "the Kuzu worker exited with {status}");
         Ok(())
     }
