@@ -261,7 +261,7 @@ impl AdjacencyGraph {
 
     /// The row of `slot`, outgoing or incoming: the overlay's if it rewrote it, else the
     /// compressed one.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn row(&self, slot: u32, incoming: bool) -> &[u32] {
         if let Some(row) = self.overlay.row(slot, incoming) {
             return &row.targets;

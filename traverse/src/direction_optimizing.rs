@@ -192,6 +192,13 @@ impl DirectionOptimizingBfs {
             if self.work.units() >= limit {
                 return Progress::Suspended;
             }
+            if self.mode == Mode::BottomUp
+                && self.pos == 0
+                && src.filter().is_all()
+                && self.bottom_up_rows(src, limit)
+            {
+                continue;
+            }
             if self.pos == 0 {
                 self.work.vertices_expanded += 1;
             }
@@ -281,6 +288,53 @@ impl DirectionOptimizingBfs {
         }
     }
 
+    /// [`bottom_up`](Self::bottom_up) for an unfiltered search, tightened: reads the rows of the
+    /// unvisited slots from `cursor` on, a bitmap word at a time, while each slot's rows fit
+    /// in what is left of `limit`; the work is counted as `bottom_up` counts it. Stops at the
+    /// end of the level, at the budget, or before a slot whose rows do not fit (which
+    /// `bottom_up` then reads in parts). Returns whether it read any slot.
+    fn bottom_up_rows<S: DenseSource + ?Sized>(&mut self, src: &S, limit: u64) -> bool {
+        let back = self.query.dir.reverse();
+        let mut read_any = false;
+        let mut word = self.cursor / 64;
+        let mut bits = !self.visited[word] & (!0u64 << (self.cursor % 64));
+        loop {
+            while bits == 0 {
+                word += 1;
+                match self.visited.get(word) {
+                    Some(&w) => bits = !w,
+                    None => {
+                        self.cursor = self.slots;
+                        return read_any;
+                    }
+                }
+            }
+            let v = word * 64 + bits.trailing_zeros() as usize;
+            self.cursor = v;
+            if v >= self.slots {
+                self.cursor = self.slots;
+                return read_any;
+            }
+            let units = self.work.units();
+            let rows = src.rows(v as u32, back);
+            let len = row_len(rows);
+            if units >= limit || len > limit.saturating_sub(units + 1).max(1) {
+                return read_any;
+            }
+            read_any = true;
+            let front = &self.front_bits;
+            let first_in = |row: &[u32]| row.iter().position(|&u| bit(front, u));
+            let found =
+                first_in(rows[0]).or_else(|| first_in(rows[1]).map(|at| rows[0].len() + at));
+            self.work.vertices_expanded += 1;
+            self.work.arcs_scanned += found.map_or(len, |at| at as u64 + 1);
+            if found.is_some() {
+                self.discover_with(src, v as u32, len);
+            }
+            bits &= bits - 1;
+        }
+    }
+
     /// Discovers the unvisited vertices of `part` over the arcs that `follows` (given the arc's
     /// index in `part` and its other end).
     #[inline]
@@ -300,6 +354,13 @@ impl DirectionOptimizingBfs {
     /// Marks `w` visited and puts it in the next frontier.
     #[inline]
     fn discover<S: DenseSource + ?Sized>(&mut self, src: &S, w: u32) {
+        let up = row_len(src.rows(w, self.query.dir.reverse()));
+        self.discover_with(src, w, up);
+    }
+
+    /// [`discover`](Self::discover), given the length of `w`'s rows backwards, `up`.
+    #[inline]
+    fn discover_with<S: DenseSource + ?Sized>(&mut self, src: &S, w: u32, up: u64) {
         set_bit(&mut self.visited, w);
         set_bit(&mut self.next_bits, w);
         self.next.push(w);
@@ -307,13 +368,9 @@ impl DirectionOptimizingBfs {
             self.vertices.push(src.vertex(w));
         }
         let dir = self.query.dir;
-        let [a, b] = src.rows(w, dir);
-        let down = (a.len() + b.len()) as u64;
-        let up = if dir == Direction::Both {
-            down
-        } else {
-            let [a, b] = src.rows(w, dir.reverse());
-            (a.len() + b.len()) as u64
+        let down = match dir {
+            Direction::Both => up,
+            _ => row_len(src.rows(w, dir)),
         };
         self.next_arcs += down;
         self.unexplored = self.unexplored.saturating_sub(up);
@@ -465,6 +522,12 @@ fn find_parent(front: &[u64], part: &[u32], follows: impl Fn(usize) -> bool) -> 
         Some(at) => (at + 1, true),
         None => (part.len(), false),
     }
+}
+
+/// The length of two rows together.
+#[inline]
+fn row_len(rows: [&[u32]; 2]) -> u64 {
+    (rows[0].len() + rows[1].len()) as u64
 }
 
 #[inline]
