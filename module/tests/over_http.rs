@@ -718,7 +718,7 @@ fn data_survives_a_restart() {
 fn yielding_lets_writers_in_during_a_long_traversal() {
     let host = TestHost::start();
     let db = published(&host, "graph");
-    let n = 300_000u64;
+    let n = 600_000u64;
     let mut ring = EdgeList::new();
     for i in 0..n {
         for k in 1..=3 {
