@@ -278,7 +278,7 @@ impl DirectionOptimizingBfs {
         }
         self.work.arcs_scanned += read as u64;
         if found {
-            self.discover(src, v);
+            self.discover_with(src, v, row_len(rows));
         }
         if found || end == rows[0].len() + rows[1].len() {
             self.cursor += 1;
