@@ -8,6 +8,7 @@ mod control;
 mod generate;
 mod persistence;
 mod routes;
+mod timer_pump;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -56,6 +57,10 @@ struct Cli {
     /// A WebSocket client from which nothing arrived for this long is disconnected.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     ws_idle_timeout: Duration,
+    /// Leave tokio's timer alone: every short sleep (a procedure's yield, the send worker's
+    /// 25 µs linger) then takes a whole 1 ms tick or more. See `timer_pump.rs`.
+    #[arg(long)]
+    no_timer_pump: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -77,13 +82,19 @@ fn main() -> anyhow::Result<()> {
         std::process::exit(1);
     }));
 
+    let before_build = std::time::Instant::now();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let timer_pump = if cli.no_timer_pump {
+        timer_pump::TimerPump::off()
+    } else {
+        timer_pump::TimerPump::start(&runtime, before_build)?
+    };
     // The engine runs some work on rayon threads that expect to be inside the tokio runtime.
     RayonCores::default().configure(runtime.handle());
     let db_cores = JobCores::without_pinned_cores();
-    let result = runtime.block_on(serve(cli, db_cores.clone()));
+    let result = runtime.block_on(serve(cli, db_cores.clone(), timer_pump));
     // Dropped outside the async context, as the official server does.
     drop(db_cores);
     result
@@ -92,7 +103,11 @@ fn main() -> anyhow::Result<()> {
 /// How long the host waits for each database's snapshot as it stops.
 const SNAPSHOT_ON_STOP_LIMIT: Duration = Duration::from_secs(300);
 
-async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
+async fn serve(
+    cli: Cli,
+    db_cores: JobCores,
+    timer_pump: timer_pump::TimerPump,
+) -> anyhow::Result<()> {
     let data_dir = match cli.data_dir {
         Some(dir) => dir,
         None => default_data_dir()?,
@@ -155,6 +170,7 @@ async fn serve(cli: Cli, db_cores: JobCores) -> anyhow::Result<()> {
             idle_timeout: cli.ws_idle_timeout,
             ..Default::default()
         },
+        timer_pump,
     });
 
     let listener = tokio::net::TcpListener::bind(cli.listen)

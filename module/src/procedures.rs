@@ -307,8 +307,9 @@ fn in_snapshot<'s, S: Search<FilteredGraph<'s>>>(
     let mut budget = Budget::from_arg(0);
     loop {
         let before = search.work().units();
-        search.reserve(budget.units());
-        let (progress, took_us) = runner.compute(|| search.step(&source, budget.units()));
+        let units = runner.step_units(&budget);
+        search.reserve(units);
+        let (progress, took_us) = runner.compute(|| search.step(&source, units));
         if progress == Progress::Done {
             return search.into_outcome();
         }

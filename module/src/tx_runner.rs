@@ -2,12 +2,20 @@
 //!
 //! All calls into one database share a single executor thread, and a procedure lets other
 //! reducers run only while it is suspended. So between transactions the runner *yields*
-//! (`sleep_until` a moment ahead, which suspends the procedure for up to one timer tick, ≈1 ms)
-//! whenever `yield_every_us` of wall time has passed since the last yield. Short queries never
+//! (`sleep_until` a moment ahead) about every `yield_every_us` of wall time. Short queries never
 //! pay for a yield; long ones let writers in at least every `yield_every_us` plus one
 //! transaction. `sleep_until` with a negative time returns the engine clock without suspending:
 //! that is how transaction ends are timed, and those hold times pace the work [`Budget`] of the
 //! transactions that follow.
+//!
+//! A yield lasts until the engine's 1 ms timer tick after it ends. Where the host fires its
+//! timers as ticks begin (graph-host's timer pump), a procedure resumes just after a tick
+//! begins, and work paced to stop [`TICK_LEAD_US`] short of a whole number of milliseconds
+//! after that makes the next yield cost about that lead instead of a whole tick. The runner
+//! assumes such a host until two yields in a row took [`ALIGNED_YIELD_US`] or more (one may
+//! have started at any point of a tick, or run over its stretch); elsewhere (the official
+//! server parks its timer a whole tick from the moment a sleep starts) every yield costs a
+//! tick wherever it falls, and from the third on, stretches keep their full length.
 
 use crate::schema::meta;
 use crate::types::QueryStats;
@@ -25,10 +33,26 @@ const MIN_BUDGET: u64 = 200;
 const MAX_BUDGET: u64 = 100_000;
 /// Transactions with less work than this say more about fixed costs than about a unit's cost.
 const MIN_CALIBRATION_UNITS: u64 = 200;
-/// Longest stretch of wall time a procedure runs without letting others in, by default. A
-/// single-edge insert over HTTP is three executor jobs (connect, reducer, disconnect), each of
-/// which may wait for a yield; 2 ms keeps its p99 near 5 ms for ~25% more full-BFS time.
+/// Time from one resume to the next yield plus [`TICK_LEAD_US`], by default: about how often a
+/// procedure lets others in. A single-edge insert over HTTP is three executor jobs (connect,
+/// reducer, disconnect), each of which may wait for a yield; 2 ms keeps its p99 near 5 ms.
 pub const DEFAULT_YIELD_EVERY_US: u32 = 2_000;
+/// How far ahead a yield sleeps: far enough to still be ahead when the engine reads its clock
+/// (a time in the past returns without suspending), close enough to stay in the current tick.
+const YIELD_AHEAD_US: i64 = 20;
+/// How long before the end of a whole number of timer ticks (counted from the last resume) a
+/// stretch of paced work ends and yields: the yield then waits for about this long.
+pub const TICK_LEAD_US: i64 = 200;
+/// A yield shorter than this ended as a tick began rather than a whole tick after it started:
+/// the host fires timers as ticks begin, and stretches aim [`TICK_LEAD_US`] before them.
+pub const ALIGNED_YIELD_US: i64 = 700;
+/// This many yields in a row of [`ALIGNED_YIELD_US`] or more say the host does not.
+const UNALIGNED_YIELDS: u32 = 2;
+/// Paced steps aim to end this share of the time left in the stretch, so that one that runs
+/// over its estimate still ends before the tick.
+const STEP_SHARE: f64 = 0.8;
+/// A stretch with less than this left yields now rather than run one more small step.
+const STRETCH_SLACK_US: i64 = 100;
 /// A transaction that holds longer than this is counted in `QueryStats::slow_transactions` and
 /// logged: it is longer than writers should wait.
 pub const SLOW_HOLD_US: u64 = 5_000;
@@ -55,12 +79,17 @@ impl Budget {
 
     /// Units the next transaction may spend.
     pub fn units(&self) -> u64 {
+        self.units_within(TARGET_HOLD_US)
+    }
+
+    /// Units that take about `us` (paced), or the fixed number.
+    fn units_within(&self, us: u64) -> u64 {
         match *self {
             Budget::Fixed(n) => n,
             Budget::Paced { us_per_unit: None } => FIRST_BUDGET,
             Budget::Paced {
                 us_per_unit: Some(cost),
-            } => ((TARGET_HOLD_US as f64 / cost) as u64).clamp(MIN_BUDGET, MAX_BUDGET),
+            } => ((us as f64 / cost) as u64).clamp(MIN_BUDGET, MAX_BUDGET),
         }
     }
 
@@ -85,6 +114,8 @@ pub struct TxRunner<'c> {
     yield_every_us: i64,
     last_hold_us: u64,
     last_tx_start_us: i64,
+    /// Yields in a row that took a tick (see the module doc).
+    long_yields: u32,
 }
 
 impl<'c> TxRunner<'c> {
@@ -98,6 +129,7 @@ impl<'c> TxRunner<'c> {
             yield_every_us: yield_every_us as i64,
             last_hold_us: 0,
             last_tx_start_us: started_us,
+            long_yields: 0,
         }
     }
 
@@ -134,10 +166,18 @@ impl<'c> TxRunner<'c> {
         s.slow_transactions += (hold > SLOW_HOLD_US) as u32;
         s.total_hold_us += hold;
         s.total_us = (tx_end - self.started_us).max(0) as u64;
-        if tx_end - self.last_yield_us >= self.yield_every_us {
-            self.yield_now(tx_end);
+        if tx_end >= self.stretch_end() {
+            self.yield_now();
         }
         value
+    }
+
+    /// When the current stretch of work should end with a yield: see the module doc.
+    fn stretch_end(&self) -> i64 {
+        let aligned = self.long_yields < UNALIGNED_YIELDS;
+        let lead = if aligned { TICK_LEAD_US } else { 0 };
+        let stretch = (self.yield_every_us - lead).max(self.yield_every_us / 2);
+        self.last_yield_us + stretch - STRETCH_SLACK_US
     }
 
     /// Runs `body` outside any transaction (work on data already read) and returns its value
@@ -148,19 +188,19 @@ impl<'c> TxRunner<'c> {
         let value = body();
         let end = now_us(self.ctx);
         self.stats.total_us = (end - self.started_us).max(0) as u64;
-        if end - self.last_yield_us >= self.yield_every_us {
-            self.yield_now(end);
+        if end >= self.stretch_end() {
+            self.yield_now();
         }
         (value, (end - start).max(0) as u64)
     }
 
     /// Calls `step(units)` outside any transaction until it returns [`Progress::Done`], each
-    /// call with a paced budget of work units (about [`TARGET_HOLD_US`] of work), yielding
-    /// between calls as [`compute`](Self::compute) does.
+    /// call with a paced budget of work units sized to end before the current stretch does,
+    /// yielding between calls as [`compute`](Self::compute) does.
     pub fn compute_paced(&mut self, mut step: impl FnMut(u64) -> Progress) {
         let mut budget = Budget::from_arg(0);
         loop {
-            let units = budget.units();
+            let units = self.step_units(&budget);
             let (progress, took_us) = self.compute(|| step(units));
             if progress == Progress::Done {
                 return;
@@ -169,11 +209,26 @@ impl<'c> TxRunner<'c> {
         }
     }
 
+    /// Units for the next paced step outside a transaction: about [`STEP_SHARE`] of the time
+    /// left before the current stretch ends (see the module doc), at `budget`'s pace.
+    pub fn step_units(&mut self, budget: &Budget) -> u64 {
+        let left = (self.stretch_end() + STRETCH_SLACK_US - self.now_us()).max(0);
+        budget.units_within((left as f64 * STEP_SHARE) as u64)
+    }
+
     /// Suspends the procedure briefly so queued reducers and procedures can run.
-    fn yield_now(&mut self, now: i64) {
+    fn yield_now(&mut self) {
+        let now = now_us(self.ctx);
         self.ctx
-            .sleep_until(Timestamp::from_micros_since_unix_epoch(now + 100));
+            .sleep_until(Timestamp::from_micros_since_unix_epoch(
+                now + YIELD_AHEAD_US,
+            ));
         self.last_yield_us = self.ctx.timestamp.to_micros_since_unix_epoch();
+        if self.last_yield_us - now < ALIGNED_YIELD_US {
+            self.long_yields = 0;
+        } else {
+            self.long_yields += 1;
+        }
         self.stats.yields += 1;
     }
 

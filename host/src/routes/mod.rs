@@ -24,6 +24,7 @@ use spacetimedb_client_api_messages::name::PublishResult;
 
 use crate::auth::Auth;
 use crate::control::{Control, ControlError};
+use crate::timer_pump::TimerPump;
 
 pub use subscribe::WebSocketOptions;
 
@@ -34,6 +35,8 @@ pub struct App {
     /// Names the WebSocket clients, as the official server's client actor index does.
     pub clients: ClientActorIndex,
     pub websocket: WebSocketOptions,
+    /// Kept running while requests and WebSocket connections are open.
+    pub timer_pump: TimerPump,
 }
 
 /// The `/v1` router.
@@ -64,7 +67,20 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/ping", get(auth::ping))
         .route("/identity", post(auth::create_identity))
         .nest("/database", database);
-    Router::new().nest("/v1", v1).with_state(app)
+    Router::new()
+        .nest("/v1", v1)
+        .layer(middleware::from_fn_with_state(app.clone(), timers_on_time))
+        .with_state(app)
+}
+
+/// Keeps the timer pump running while a request is served.
+async fn timers_on_time(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> Response {
+    let _busy = app.timer_pump.busy();
+    next.run(request).await
 }
 
 /// An error response: status and text body, or a JSON body for the few official JSON errors.

@@ -32,6 +32,7 @@ use tokio::time::Instant;
 use super::{App, HttpError, Result};
 use crate::auth::Caller;
 use crate::control::Target;
+use crate::timer_pump::Busy;
 
 /// Keep-alive and limits of WebSocket connections; the defaults are the official server's.
 #[derive(Debug, Clone, Copy)]
@@ -124,6 +125,7 @@ pub(super) async fn subscribe(
     let upgrade = upgrade
         .max_message_size(options.max_message_bytes)
         .on_failed_upgrade(|e| log::warn!("websocket: upgrade failed: {e}"));
+    let busy = app.timer_pump.busy();
     Ok(upgrade.on_upgrade(move |mut socket| async move {
         let mut module_rx = module_rx;
         let connected = match ClientConnection::call_client_connected_maybe_reject(
@@ -146,7 +148,7 @@ pub(super) async fn subscribe(
             connection_id,
             token: caller.token.into(),
         });
-        let actor = move |client, receiver| run(client, receiver, socket, options, initial);
+        let actor = move |client, receiver| run(client, receiver, socket, options, initial, busy);
         ClientConnection::spawn(
             client_id,
             auth,
@@ -214,6 +216,8 @@ async fn run(
     mut socket: WebSocket,
     options: WebSocketOptions,
     initial: v2::ServerMessage,
+    // Keeps the timer pump running while the connection is open.
+    _busy: Busy,
 ) {
     let guard = Disconnect(Some(client.clone()));
     let end = match client.send_message(None, OutboundMessage::V2(initial)) {
