@@ -11,13 +11,15 @@
 //! a yield then costs what is left of the current tick, and a procedure that yields shortly
 //! before a tick ends (the module's runner does, `tx_runner.rs`) pays a fraction of one. It
 //! wakes the driver the way any socket does, by making a byte readable on a socket the runtime
-//! polls. At start it finds where the ticks begin by watching when short sleeps end, and it runs
-//! only while the host has open connections or requests.
+//! polls. At start it finds where the ticks begin by watching when short sleeps end, and checks
+//! that sleeps then end on time (a pump that woke the driver just before ticks begin would make
+//! them longer); it runs only while the host has open connections or requests.
 
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -26,25 +28,43 @@ use tokio::io::AsyncReadExt as _;
 const TICK: Duration = Duration::from_millis(1);
 
 /// How long after a tick begins the pump wakes the driver: the margin for finding the tick's
-/// start a little early and for the thread waking a little late.
+/// start a little late and for the thread waking a little late.
 const WAKE_AFTER_TICK: Duration = Duration::from_micros(10);
 
 /// Short sleeps watched to find where ticks begin (one per tick).
 const CALIBRATION_SLEEPS: usize = 50;
 
+/// Sleeps timed to check a calibration, started at points spread over a tick.
+const CHECK_SLEEPS: u32 = 20;
+
+/// A checked sleep may overrun the rest of its tick by this much on average: more means the
+/// pump wakes the driver at the wrong moment, which would make sleeps longer, not shorter.
+const CHECK_MAX_OVERRUN: Duration = Duration::from_micros(150);
+
+/// Calibrations tried before the host runs without the pump.
+const CALIBRATION_TRIES: usize = 3;
+
 /// How long the pump keeps running after the last connection or request ended.
 const TAIL: Duration = Duration::from_millis(100);
+
+/// What the pump thread does.
+const FAST: u64 = u64::MAX;
+const STOP: u64 = u64::MAX - 1;
 
 /// Handle to the pump: [`TimerPump::busy`] while something needs timers on time.
 #[derive(Clone)]
 pub struct TimerPump {
-    /// `None` when the pump is off (`--no-timer-pump`).
+    /// `None` when the pump is off.
     shared: Option<Arc<Shared>>,
 }
 
 struct Shared {
     busy: AtomicUsize,
-    thread: Thread,
+    /// Where ticks begin, ns after `origin` (below a tick), or [`FAST`] (wake every few µs,
+    /// for calibrating) or [`STOP`].
+    phase_ns: AtomicU64,
+    origin: Instant,
+    thread: OnceLock<Thread>,
 }
 
 /// Keeps the pump running while held.
@@ -60,7 +80,9 @@ impl Drop for Busy {
 
 impl TimerPump {
     /// Starts the pump for `runtime`, which was built just after `built_after`. Blocks for
-    /// about [`CALIBRATION_SLEEPS`] ticks while it finds where the runtime's ticks begin.
+    /// about a hundred ticks while it finds where the runtime's ticks begin and checks that
+    /// waking the driver there makes short sleeps end on time; if three tries fail, the host
+    /// runs without the pump (and says so).
     pub fn start(runtime: &tokio::runtime::Runtime, built_after: Instant) -> std::io::Result<Self> {
         let (mut writer, reader) = UnixStream::pair()?;
         writer.set_nonblocking(true)?;
@@ -70,55 +92,59 @@ impl TimerPump {
             tokio::net::UnixStream::from_std(reader)?
         };
         runtime.spawn(drain(reader));
-        let mut wake = move || {
+        let wake = move || {
             // A full socket means the driver has unread wake-ups already: nothing is lost.
             let _ = writer.write(&[0]);
         };
-
-        // Calibration: wake the driver every few µs while a task sleeps one tick at a time.
-        // A sleep never ends before its tick begins, and with the driver this busy it ends
-        // within a few µs after: the earliest end, modulo a tick, is where ticks begin.
-        let (first_tick_tx, first_tick_rx) = std::sync::mpsc::channel::<Instant>();
-        let (shared_tx, shared_rx) = std::sync::mpsc::channel::<Arc<Shared>>();
-        let thread = std::thread::Builder::new()
-            .name("timer-pump".into())
-            .spawn(move || {
-                precise_sleeps();
-                let first_tick = loop {
-                    match first_tick_rx.try_recv() {
-                        Ok(first_tick) => break first_tick,
-                        Err(std::sync::mpsc::TryRecvError::Empty) => {}
-                        Err(std::sync::mpsc::TryRecvError::Disconnected) => return,
-                    }
-                    std::thread::sleep(Duration::from_micros(5));
-                    wake();
-                };
-                let Ok(shared) = shared_rx.recv() else { return };
-                pump(&shared, first_tick, wake);
-            })?;
-        let first_tick = runtime.block_on(async move {
-            let mut earliest = TICK;
-            for _ in 0..CALIBRATION_SLEEPS {
-                tokio::time::sleep(Duration::from_nanos(1)).await;
-                let offset = built_after.elapsed().as_nanos() % TICK.as_nanos();
-                earliest = earliest.min(Duration::from_nanos(offset as u64));
-            }
-            built_after + earliest
-        });
-        // The thread only waits on these two channels: neither send can fail.
-        let _ = first_tick_tx.send(first_tick);
         let shared = Arc::new(Shared {
             busy: AtomicUsize::new(0),
-            thread: thread.thread().clone(),
+            phase_ns: AtomicU64::new(FAST),
+            origin: built_after,
+            thread: OnceLock::new(),
         });
-        let _ = shared_tx.send(shared.clone());
-        log::debug!(
-            "timer pump: ticks begin {:?} after the runtime build started",
-            first_tick - built_after
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("timer-pump".into())
+            .spawn({
+                let shared = shared.clone();
+                move || {
+                    precise_sleeps();
+                    let _ = ready_tx.send(());
+                    pump(&shared, wake);
+                }
+            })?;
+        let _ = shared.thread.set(thread.thread().clone());
+        let _ = ready_rx.recv();
+
+        for _ in 0..CALIBRATION_TRIES {
+            shared.phase_ns.store(FAST, Ordering::Release);
+            let phase = runtime.block_on(find_tick_phase(built_after));
+            shared
+                .phase_ns
+                .store(phase.as_nanos() as u64, Ordering::Release);
+            thread.thread().unpark();
+            let overrun = {
+                let _busy = Busy(Some(shared.clone()));
+                shared.busy.fetch_add(1, Ordering::AcqRel);
+                runtime.block_on(mean_overrun(built_after + phase))
+            };
+            log::debug!(
+                "timer pump: ticks begin {phase:?} after the runtime build started; \
+                 short sleeps end {overrun:?} after their tick on average"
+            );
+            if overrun <= CHECK_MAX_OVERRUN {
+                return Ok(Self {
+                    shared: Some(shared),
+                });
+            }
+        }
+        shared.phase_ns.store(STOP, Ordering::Release);
+        thread.thread().unpark();
+        log::warn!(
+            "timer pump: could not time the runtime's ticks; running without it \
+             (short sleeps take a whole tick)"
         );
-        Ok(Self {
-            shared: Some(shared),
-        })
+        Ok(Self::off())
     }
 
     /// A pump that never runs: every sleep keeps tokio's own timing.
@@ -130,17 +156,60 @@ impl TimerPump {
     pub fn busy(&self) -> Busy {
         if let Some(shared) = &self.shared
             && shared.busy.fetch_add(1, Ordering::AcqRel) == 0
+            && let Some(thread) = shared.thread.get()
         {
-            shared.thread.unpark();
+            thread.unpark();
         }
         Busy(self.shared.clone())
     }
 }
 
-/// Wakes the driver just after each tick begins, while busy (and for [`TAIL`] after).
-fn pump(shared: &Shared, first_tick: Instant, mut wake: impl FnMut()) {
+/// Where the runtime's ticks begin, after `origin` modulo a tick, while the pump wakes the
+/// driver every few µs: a sleep never ends before its tick begins, and with the driver this
+/// busy it ends within a few µs after, so the earliest end is where ticks begin.
+async fn find_tick_phase(origin: Instant) -> Duration {
+    let mut earliest = TICK;
+    for _ in 0..CALIBRATION_SLEEPS {
+        tokio::time::sleep(Duration::from_nanos(1)).await;
+        let offset = origin.elapsed().as_nanos() % TICK.as_nanos();
+        earliest = earliest.min(Duration::from_nanos(offset as u64));
+    }
+    earliest
+}
+
+/// How long, on average, short sleeps started at points spread over a tick run past the end
+/// of that tick (ticks begin at `first_tick` and every [`TICK`] after).
+async fn mean_overrun(first_tick: Instant) -> Duration {
+    let mut total = Duration::ZERO;
+    for i in 0..CHECK_SLEEPS {
+        let into_tick = TICK * (i % 9 + 1) / 10;
+        let now = Instant::now();
+        let ticks = now.saturating_duration_since(first_tick).as_millis() as u64;
+        let start = first_tick + Duration::from_millis(ticks + 1) + into_tick;
+        while Instant::now() < start {
+            std::hint::spin_loop();
+        }
+        tokio::time::sleep(Duration::from_nanos(1)).await;
+        let tick_end = start + (TICK - into_tick);
+        total += Instant::now().saturating_duration_since(tick_end);
+    }
+    total / CHECK_SLEEPS
+}
+
+/// The pump thread: wakes the driver every few µs while calibrating, then just after each
+/// tick begins while busy (and for [`TAIL`] after).
+fn pump(shared: &Shared, mut wake: impl FnMut()) {
     let mut idle_since: Option<Instant> = None;
     loop {
+        let phase = match shared.phase_ns.load(Ordering::Acquire) {
+            STOP => return,
+            FAST => {
+                std::thread::sleep(Duration::from_micros(5));
+                wake();
+                continue;
+            }
+            phase => Duration::from_nanos(phase),
+        };
         if shared.busy.load(Ordering::Acquire) == 0 {
             let since = *idle_since.get_or_insert_with(Instant::now);
             if since.elapsed() >= TAIL {
@@ -150,6 +219,7 @@ fn pump(shared: &Shared, first_tick: Instant, mut wake: impl FnMut()) {
         } else {
             idle_since = None;
         }
+        let first_tick = shared.origin + phase;
         let now = Instant::now();
         let ticks = now.saturating_duration_since(first_tick).as_millis() as u64;
         let next_tick = first_tick + Duration::from_millis(ticks + 1);
