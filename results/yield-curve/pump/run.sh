@@ -11,29 +11,30 @@ ensure_toolchain
 build_all
 out=results/yield-curve/pump
 listen=127.0.0.1:3100
-for round in 1 2; do
-  for mode in pump nopump; do
-    flags=(--in-memory)
-    [ "$mode" = nopump ] && flags+=(--no-timer-pump)
-    start_host "$listen" "${flags[@]}"
-    "$BENCH_BIN" --server "http://$listen" --publish "$MODULE_WASM" --dataset dblp \
-      --systems stdb,native --warm-snapshot --workloads bfs --bfs-runs 20 --runs 20 \
-      --writes 0 --roundtrip-calls 1000 --propagation-writes 0 --throughput-inserts 0 \
-      --under-writes-secs 0 --mixed-secs 0 --out "/tmp/yield-pump-$mode-$round"
-    kill "$HOST_PID"; wait "$HOST_PID" 2>/dev/null || true
-    cp "/tmp/yield-pump-$mode-$round/dblp.md" "$out/dblp-$mode-$round.md"
-    cp "/tmp/yield-pump-$mode-$round/dblp.json" "$out/dblp-$mode-$round.json"
-  done
-done
-for mode in pump nopump; do
-  flags=(--in-memory)
+
+# One fresh host with the pump on or off (`$1`), one graph-bench run (the rest of the
+# arguments), its report saved as `$out/dblp-$name.{md,json}` (`$2`).
+bench() {
+  local mode="$1" name="$2"
+  shift 2
+  local flags=(--in-memory)
   [ "$mode" = nopump ] && flags+=(--no-timer-pump)
   start_host "$listen" "${flags[@]}"
   "$BENCH_BIN" --server "http://$listen" --publish "$MODULE_WASM" --dataset dblp \
-    --systems stdb --warm-snapshot --workloads bfs --bfs-runs 10 --runs 10 \
-    --writes 300 --roundtrip-calls 0 --propagation-writes 0 --throughput-inserts 0 \
-    --under-writes-secs 0 --mixed-secs 0 --out "/tmp/yield-pump-writes-$mode"
+    --warm-snapshot --workloads bfs --propagation-writes 0 --throughput-inserts 0 \
+    --under-writes-secs 0 --mixed-secs 0 --out "/tmp/yield-pump-$name" "$@"
   kill "$HOST_PID"; wait "$HOST_PID" 2>/dev/null || true
-  cp "/tmp/yield-pump-writes-$mode/dblp.md" "$out/dblp-writes-$mode.md"
-  cp "/tmp/yield-pump-writes-$mode/dblp.json" "$out/dblp-writes-$mode.json"
+  cp "/tmp/yield-pump-$name/dblp.md" "$out/dblp-$name.md"
+  cp "/tmp/yield-pump-$name/dblp.json" "$out/dblp-$name.json"
+}
+
+for round in 1 2; do
+  for mode in pump nopump; do
+    bench "$mode" "$mode-$round" --systems stdb,native --bfs-runs 20 --runs 20 --writes 0 \
+      --roundtrip-calls 1000
+  done
+done
+for mode in pump nopump; do
+  bench "$mode" "writes-$mode" --systems stdb --bfs-runs 10 --runs 10 --writes 300 \
+    --roundtrip-calls 0
 done
