@@ -115,6 +115,9 @@ impl TimerPump {
             })?;
         let _ = shared.thread.set(thread.thread().clone());
         let _ = ready_rx.recv();
+        let pump = Self {
+            shared: Some(shared.clone()),
+        };
 
         for _ in 0..CALIBRATION_TRIES {
             shared.phase_ns.store(FAST, Ordering::Release);
@@ -122,10 +125,8 @@ impl TimerPump {
             shared
                 .phase_ns
                 .store(phase.as_nanos() as u64, Ordering::Release);
-            thread.thread().unpark();
             let overrun = {
-                let _busy = Busy(Some(shared.clone()));
-                shared.busy.fetch_add(1, Ordering::AcqRel);
+                let _busy = pump.busy();
                 runtime.block_on(mean_overrun(built_after + phase))
             };
             log::debug!(
@@ -133,9 +134,7 @@ impl TimerPump {
                  short sleeps end {overrun:?} after their tick on average"
             );
             if overrun <= CHECK_MAX_OVERRUN {
-                return Ok(Self {
-                    shared: Some(shared),
-                });
+                return Ok(pump);
             }
         }
         shared.phase_ns.store(STOP, Ordering::Release);
@@ -183,9 +182,7 @@ async fn mean_overrun(first_tick: Instant) -> Duration {
     let mut total = Duration::ZERO;
     for i in 0..CHECK_SLEEPS {
         let into_tick = TICK * (i % 9 + 1) / 10;
-        let now = Instant::now();
-        let ticks = now.saturating_duration_since(first_tick).as_millis() as u64;
-        let start = first_tick + Duration::from_millis(ticks + 1) + into_tick;
+        let start = next_tick(first_tick, Instant::now()) + into_tick;
         while Instant::now() < start {
             std::hint::spin_loop();
         }
@@ -219,13 +216,18 @@ fn pump(shared: &Shared, mut wake: impl FnMut()) {
         } else {
             idle_since = None;
         }
-        let first_tick = shared.origin + phase;
         let now = Instant::now();
-        let ticks = now.saturating_duration_since(first_tick).as_millis() as u64;
-        let next_tick = first_tick + Duration::from_millis(ticks + 1);
-        std::thread::sleep((next_tick + WAKE_AFTER_TICK).saturating_duration_since(now));
+        let wake_at = next_tick(shared.origin + phase, now) + WAKE_AFTER_TICK;
+        std::thread::sleep(wake_at.saturating_duration_since(now));
         wake();
     }
+}
+
+/// The first tick to begin after `now`, for ticks that begin at `first_tick` and every [`TICK`]
+/// after.
+fn next_tick(first_tick: Instant, now: Instant) -> Instant {
+    let ticks = now.saturating_duration_since(first_tick).as_millis() as u64;
+    first_tick + Duration::from_millis(ticks + 1)
 }
 
 /// Lets this thread's sleeps end when asked: Linux otherwise lets a sleep run up to 50 µs

@@ -42,10 +42,10 @@ pub const DEFAULT_YIELD_EVERY_US: u32 = 2_000;
 const YIELD_AHEAD_US: i64 = 20;
 /// How long before the end of a whole number of timer ticks (counted from the last resume) a
 /// stretch of paced work ends and yields: the yield then waits for about this long.
-pub const TICK_LEAD_US: i64 = 200;
+const TICK_LEAD_US: i64 = 200;
 /// A yield shorter than this ended as a tick began rather than a whole tick after it started:
 /// the host fires timers as ticks begin, and stretches aim [`TICK_LEAD_US`] before them.
-pub const ALIGNED_YIELD_US: i64 = 700;
+const ALIGNED_YIELD_US: i64 = 700;
 /// This many yields in a row of [`ALIGNED_YIELD_US`] or more say the host does not.
 const UNALIGNED_YIELDS: u32 = 2;
 /// Paced steps aim to end this share of the time left in the stretch, so that one that runs
