@@ -51,7 +51,7 @@ struct Cli {
     /// pair is written to the data dir, and databases are gone when the process exits.
     #[arg(long)]
     in_memory: bool,
-    /// How often a WebSocket client is pinged (if it answered the last ping), e.g. `15s`.
+    /// How long a WebSocket client may be silent before it is pinged, e.g. `15s`.
     #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
     ws_ping_interval: Duration,
     /// A WebSocket client from which nothing arrived for this long is disconnected.

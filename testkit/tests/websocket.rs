@@ -57,6 +57,8 @@ fn wait_for_clients(owner: &Server, n: usize) {
 /// A client that writes the protocol's frames itself.
 struct RawClient {
     socket: WebSocket<MaybeTlsStream<TcpStream>>,
+    /// Pings read by `recv` (each answered by the socket).
+    pings: usize,
 }
 
 impl RawClient {
@@ -83,7 +85,7 @@ impl RawClient {
         if let MaybeTlsStream::Plain(tcp) = socket.get_ref() {
             tcp.set_read_timeout(Some(WAIT)).unwrap();
         }
-        Ok(Self { socket })
+        Ok(Self { socket, pings: 0 })
     }
 
     fn send(&mut self, message: &ClientMessage) {
@@ -100,6 +102,7 @@ impl RawClient {
                     return Ok(bsatn::from_slice(&bytes[1..]).expect("a v2 server message"));
                 }
                 Ok(Message::Close(frame)) => return Err(frame.map(|f| f.code)),
+                Ok(Message::Ping(_)) => self.pings += 1,
                 Ok(_) => {}
                 Err(e) => panic!("reading from the socket: {e}"),
             }
@@ -220,10 +223,29 @@ fn the_protocol_refuses_bad_input_and_keeps_serving() {
 }
 
 #[test]
-fn silent_connections_time_out() {
+fn silent_connections_are_pinged_and_time_out() {
     let (host, owner) =
         host_with_module(&["--ws-ping-interval", "200ms", "--ws-idle-timeout", "1s"]);
     let token = owner.token().unwrap();
+
+    // A client that keeps calling is never pinged: its pong, sent just before a call, would
+    // hold that call back (Nagle's algorithm on the client's socket).
+    let mut busy = RawClient::connect(host.url(), DB, Some(token), Some(BIN_PROTOCOL)).unwrap();
+    assert!(busy.recv().is_ok());
+    let until = Instant::now() + Duration::from_millis(1_500);
+    let mut calls = 0;
+    while Instant::now() < until {
+        assert!(matches!(
+            busy.call_procedure(calls, "echo", echo_args(calls.into())),
+            ProcedureStatus::Returned(_)
+        ));
+        calls += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(busy.pings, 0, "{calls} calls in 1.5 s");
+    drop(busy);
+    wait_for_clients(&owner, 0);
+
     let mut silent = RawClient::connect(host.url(), DB, Some(token), Some(BIN_PROTOCOL)).unwrap();
     assert!(silent.recv().is_ok());
     wait_for_clients(&owner, 1);
@@ -250,12 +272,15 @@ fn silent_connections_time_out() {
     while Instant::now() < until {
         match awake.socket.read() {
             Ok(Message::Close(frame)) => panic!("closed: {frame:?}"),
+            Ok(Message::Ping(_)) => awake.pings += 1,
             Ok(_) => {}
             Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => panic!("{e}"),
         }
     }
     assert_eq!(connected_clients(&owner), 1);
+    // Silent, it was pinged about every 200 ms.
+    assert!(awake.pings >= 5, "{} pings in 2.5 s", awake.pings);
 }
 
 /// A connected SDK client of the conformance module.
