@@ -40,7 +40,8 @@ use crate::schema::{
 use crate::tx_runner::{Budget, TxRunner};
 use crate::types::GraphError;
 use graph_traverse::{
-    AdjacencyBuilder, AdjacencyGraph, ArcFilter, DenseSource, Direction, LANDMARKS, LandmarkBuilder,
+    AdjacencyBuilder, AdjacencyGraph, ArcFilter, DenseSource, Direction, LANDMARKS,
+    LandmarkBuilder, Progress,
 };
 use spacetimedb::{Local, ReducerContext, Table, reducer};
 use std::cell::{Cell, RefCell};
@@ -295,7 +296,18 @@ pub fn start(
                 let rows = changes.len() as u64;
                 // Measured while `changes` is still allocated: only the graph's growth counts.
                 let before = memory::heap_bytes();
-                runner.compute(|| s.graph.apply(changes.iter().copied()));
+                // In paced steps: tens of thousands of changes can take over 10 ms.
+                let mut rest = &changes[..];
+                runner.compute_paced(|units| {
+                    let (now, later) = rest.split_at((units as usize).clamp(1, rest.len()));
+                    s.graph.apply(now.iter().copied());
+                    rest = later;
+                    if rest.is_empty() {
+                        Progress::Done
+                    } else {
+                        Progress::Suspended
+                    }
+                });
                 s.bytes = (s.bytes + memory::heap_bytes()).saturating_sub(before);
                 s.version = to;
                 runner.stats.changes_applied += rows;
