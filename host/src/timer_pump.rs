@@ -13,7 +13,9 @@
 //! wakes the driver the way any socket does, by making a byte readable on a socket the runtime
 //! polls. At start it finds where the ticks begin by watching when short sleeps end, and checks
 //! that sleeps then end on time (a pump that woke the driver just before ticks begin would make
-//! them longer); it runs only while the host has open connections or requests.
+//! them longer); on a busy machine that can fail, and the host then serves without the pump and
+//! tries again in the background until it succeeds. It runs only while the host has open
+//! connections or requests.
 
 use std::io::Write as _;
 use std::os::unix::net::UnixStream;
@@ -37,19 +39,25 @@ const CALIBRATION_SLEEPS: usize = 50;
 /// Sleeps timed to check a calibration, started at points spread over a tick.
 const CHECK_SLEEPS: u32 = 20;
 
-/// A checked sleep may overrun the rest of its tick by this much on average: more means the
-/// pump wakes the driver at the wrong moment, which would make sleeps longer, not shorter.
+/// The median checked sleep may overrun the rest of its tick by this much: more means the pump
+/// wakes the driver at the wrong moment, which would make sleeps longer, not shorter. (The
+/// median, because on a busy machine a few sleeps run late wherever the pump wakes.)
 const CHECK_MAX_OVERRUN: Duration = Duration::from_micros(150);
 
-/// Calibrations tried before the host runs without the pump.
+/// Calibrations tried at start before the host serves without the pump.
 const CALIBRATION_TRIES: usize = 3;
+
+/// The first wait before calibrating again in the background, doubled after each failure up
+/// to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+const RETRY_MAX: Duration = Duration::from_secs(60);
 
 /// How long the pump keeps running after the last connection or request ended.
 const TAIL: Duration = Duration::from_millis(100);
 
-/// What the pump thread does.
+/// What the pump thread does besides waking the driver as ticks begin.
 const FAST: u64 = u64::MAX;
-const STOP: u64 = u64::MAX - 1;
+const UNCALIBRATED: u64 = u64::MAX - 1;
 
 /// Handle to the pump: [`TimerPump::busy`] while something needs timers on time.
 #[derive(Clone)]
@@ -61,7 +69,7 @@ pub struct TimerPump {
 struct Shared {
     busy: AtomicUsize,
     /// Where ticks begin, ns after `origin` (below a tick), or [`FAST`] (wake every few µs,
-    /// for calibrating) or [`STOP`].
+    /// for calibrating) or [`UNCALIBRATED`] (wake nothing).
     phase_ns: AtomicU64,
     origin: Instant,
     thread: OnceLock<Thread>,
@@ -81,8 +89,9 @@ impl Drop for Busy {
 impl TimerPump {
     /// Starts the pump for `runtime`, which was built just after `built_after`. Blocks for
     /// about a hundred ticks while it finds where the runtime's ticks begin and checks that
-    /// waking the driver there makes short sleeps end on time; if three tries fail, the host
-    /// runs without the pump (and says so).
+    /// waking the driver there makes short sleeps end on time; if three tries fail (a busy
+    /// machine), the host serves without the pump (and says so) while a task on `runtime`
+    /// tries again, less and less often, until one succeeds.
     pub fn start(runtime: &tokio::runtime::Runtime, built_after: Instant) -> std::io::Result<Self> {
         let (mut writer, reader) = UnixStream::pair()?;
         writer.set_nonblocking(true)?;
@@ -98,7 +107,7 @@ impl TimerPump {
         };
         let shared = Arc::new(Shared {
             busy: AtomicUsize::new(0),
-            phase_ns: AtomicU64::new(FAST),
+            phase_ns: AtomicU64::new(UNCALIBRATED),
             origin: built_after,
             thread: OnceLock::new(),
         });
@@ -116,34 +125,62 @@ impl TimerPump {
         let _ = shared.thread.set(thread.thread().clone());
         let _ = ready_rx.recv();
         let pump = Self {
-            shared: Some(shared.clone()),
+            shared: Some(shared),
         };
-
         for _ in 0..CALIBRATION_TRIES {
-            shared.phase_ns.store(FAST, Ordering::Release);
-            let phase = runtime.block_on(find_tick_phase(built_after));
-            shared
-                .phase_ns
-                .store(phase.as_nanos() as u64, Ordering::Release);
-            let overrun = {
-                let _busy = pump.busy();
-                runtime.block_on(mean_overrun(built_after + phase))
-            };
-            log::debug!(
-                "timer pump: ticks begin {phase:?} after the runtime build started; \
-                 short sleeps end {overrun:?} after their tick on average"
-            );
-            if overrun <= CHECK_MAX_OVERRUN {
+            if runtime.block_on(pump.calibrate()) {
                 return Ok(pump);
             }
         }
-        shared.phase_ns.store(STOP, Ordering::Release);
-        thread.thread().unpark();
         log::warn!(
-            "timer pump: could not time the runtime's ticks; running without it \
-             (short sleeps take a whole tick)"
+            "timer pump: could not time the runtime's ticks (a busy machine?); serving without \
+             it, where short sleeps take a whole tick, and trying again in the background"
         );
-        Ok(Self::off())
+        runtime.spawn({
+            let pump = pump.clone();
+            async move {
+                let mut wait = RETRY_FIRST;
+                loop {
+                    tokio::time::sleep(wait).await;
+                    if pump.calibrate().await {
+                        log::info!("timer pump: running after all");
+                        return;
+                    }
+                    wait = (wait * 2).min(RETRY_MAX);
+                }
+            }
+        });
+        Ok(pump)
+    }
+
+    /// Finds where ticks begin and checks that waking the driver there makes short sleeps end
+    /// on time; if they do, the pump runs from now on, else it stays off. Takes about a
+    /// hundred ticks, twenty of them spent spinning on the calling thread (a runtime worker,
+    /// when retried in the background).
+    async fn calibrate(&self) -> bool {
+        let shared = self
+            .shared
+            .as_ref()
+            .expect("only a started pump calibrates");
+        let _busy = self.busy();
+        shared.phase_ns.store(FAST, Ordering::Release);
+        if let Some(thread) = shared.thread.get() {
+            thread.unpark(); // It may be parked uncalibrated however busy the host is.
+        }
+        let phase = find_tick_phase(shared.origin).await;
+        shared
+            .phase_ns
+            .store(phase.as_nanos() as u64, Ordering::Release);
+        let overrun = median_overrun(shared.origin + phase).await;
+        log::debug!(
+            "timer pump: ticks begin {phase:?} after the runtime build started; \
+             short sleeps end {overrun:?} after their tick (median)"
+        );
+        if overrun <= CHECK_MAX_OVERRUN {
+            return true;
+        }
+        shared.phase_ns.store(UNCALIBRATED, Ordering::Release);
+        false
     }
 
     /// A pump that never runs: every sleep keeps tokio's own timing.
@@ -176,10 +213,10 @@ async fn find_tick_phase(origin: Instant) -> Duration {
     earliest
 }
 
-/// How long, on average, short sleeps started at points spread over a tick run past the end
-/// of that tick (ticks begin at `first_tick` and every [`TICK`] after).
-async fn mean_overrun(first_tick: Instant) -> Duration {
-    let mut total = Duration::ZERO;
+/// How long short sleeps started at points spread over a tick run past the end of that tick,
+/// the median of [`CHECK_SLEEPS`] (ticks begin at `first_tick` and every [`TICK`] after).
+async fn median_overrun(first_tick: Instant) -> Duration {
+    let mut overruns = Vec::with_capacity(CHECK_SLEEPS as usize);
     for i in 0..CHECK_SLEEPS {
         let into_tick = TICK * (i % 9 + 1) / 10;
         let start = next_tick(first_tick, Instant::now()) + into_tick;
@@ -188,18 +225,22 @@ async fn mean_overrun(first_tick: Instant) -> Duration {
         }
         tokio::time::sleep(Duration::from_nanos(1)).await;
         let tick_end = start + (TICK - into_tick);
-        total += Instant::now().saturating_duration_since(tick_end);
+        overruns.push(Instant::now().saturating_duration_since(tick_end));
     }
-    total / CHECK_SLEEPS
+    overruns.sort_unstable();
+    overruns[overruns.len() / 2]
 }
 
 /// The pump thread: wakes the driver every few µs while calibrating, then just after each
-/// tick begins while busy (and for [`TAIL`] after).
+/// tick begins while busy (and for [`TAIL`] after), once calibrated.
 fn pump(shared: &Shared, mut wake: impl FnMut()) {
     let mut idle_since: Option<Instant> = None;
     loop {
         let phase = match shared.phase_ns.load(Ordering::Acquire) {
-            STOP => return,
+            UNCALIBRATED => {
+                std::thread::park();
+                continue;
+            }
             FAST => {
                 std::thread::sleep(Duration::from_micros(5));
                 wake();
