@@ -299,7 +299,8 @@ pub fn start(
                 // In paced steps: tens of thousands of changes can take over 10 ms.
                 let mut rest = &changes[..];
                 runner.compute_paced(|units| {
-                    let (now, later) = rest.split_at((units as usize).clamp(1, rest.len()));
+                    // At least one change a step; none when the versions logged none.
+                    let (now, later) = rest.split_at((units as usize).max(1).min(rest.len()));
                     s.graph.apply(now.iter().copied());
                     rest = later;
                     if rest.is_empty() {
