@@ -53,12 +53,12 @@ impl IdIndex {
         self.dense_len + self.sparse.len()
     }
 
-    /// Gives `v`, which has no slot, `slot`: in the dense part if it can hold `v` within
-    /// [`dense_limit`] (growing it by doubling), else in the map.
+    /// Gives `v`, which has no slot, `slot`: in the dense part if it already reaches `v` or can
+    /// grow to it within [`dense_limit`] (by doubling), else in the map.
     pub(crate) fn insert(&mut self, v: u64, slot: u32) {
         debug_assert!(!self.contains(v), "{v} already has a slot");
         let limit = dense_limit(self.len() + 1);
-        if v < limit {
+        if v < limit || v < self.dense.len() as u64 {
             let at = v as usize;
             if at >= self.dense.len() {
                 let grown = self.dense.len().saturating_mul(2).max(at + 1);
@@ -186,5 +186,22 @@ mod tests {
         assert!(index.is_dense());
         assert_eq!((index.get(45_000), index.len()), (Some(10_001), 12_001));
         assert_eq!(index.get(u64::MAX - 1), None);
+    }
+
+    /// After removals the limit shrinks below the dense part's length; an id the dense part
+    /// already reaches still goes there, not to the map.
+    #[test]
+    fn an_id_within_the_dense_part_stays_dense_after_removals() {
+        let mut index = IdIndex::default();
+        for v in 0..10_000u64 {
+            index.insert(v, v as u32);
+        }
+        for v in 0..9_900u64 {
+            assert_eq!(index.remove(v), Some(v as u32));
+        }
+        assert!(dense_limit(index.len() + 1) < 9_000);
+        index.insert(9_000, 42);
+        assert!(index.is_dense());
+        assert_eq!((index.get(9_000), index.len()), (Some(42), 101));
     }
 }
