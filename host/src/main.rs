@@ -61,6 +61,12 @@ struct Cli {
     /// 25 µs linger) then takes a whole 1 ms tick or more. See `timer_pump.rs`.
     #[arg(long)]
     no_timer_pump: bool,
+    /// Module instances each database keeps for procedures (the official server's
+    /// `[wasm] procedure_instance_pool_size` in `config.toml`). A procedure holds its instance
+    /// while it yields, so this is how many procedures can be under way at once; more callers
+    /// wait for an instance. Default: the engine's, one per CPU core.
+    #[arg(long)]
+    procedure_instances: Option<std::num::NonZeroUsize>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -98,6 +104,15 @@ fn main() -> anyhow::Result<()> {
     // Dropped outside the async context, as the official server does.
     drop(db_cores);
     result
+}
+
+/// The engine's defaults, with `procedure_instances` if given.
+fn runtime_config(procedure_instances: Option<std::num::NonZeroUsize>) -> HostRuntimeConfig {
+    let mut config = HostRuntimeConfig::default();
+    if let Some(size) = procedure_instances {
+        config.wasm.procedure_instance_pool_size = size;
+    }
+    config
 }
 
 /// How long the host waits for each database's snapshot as it stops.
@@ -146,7 +161,7 @@ async fn serve(
             storage,
             page_pool_max_size: None,
         },
-        HostRuntimeConfig::default(),
+        runtime_config(cli.procedure_instances),
         programs.clone(),
         Arc::new(NullEnergyMonitor),
         Arc::new(()),
