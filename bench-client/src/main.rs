@@ -490,7 +490,8 @@ fn main() -> anyhow::Result<()> {
                     data_dir: data_dir.clone(),
                     seed: args.seed,
                 };
-                let Some(m) = mixed::run(system.as_mut(), &reference, &vertices, &pairs, &spec)?
+                let Some((m, calls)) =
+                    mixed::run(system.as_mut(), &reference, &vertices, &pairs, &spec)?
                 else {
                     let skipped = format!(
                         "{} skips the mixed workload: the benchmark reaches it through one \
@@ -506,6 +507,7 @@ fn main() -> anyhow::Result<()> {
                     m.system, m.keys, m.acked_writes
                 );
                 mixed.push(m);
+                samples.extend(calls);
             }
         }
     }

@@ -127,6 +127,7 @@ pub fn benchmark(
                 e2e_us,
                 server_us: timed.value.server_us,
                 client_us,
+                at_s: None,
                 stats: timed.value.stats,
             }
         })

@@ -18,8 +18,8 @@
 use crate::footprint;
 use crate::live::{Keys, Zipf};
 use crate::measure;
-use crate::report::model::{Mixed, OpStats, Percentiles};
-use crate::system::{Query, Reply, System};
+use crate::report::model::{Mixed, OpStats, Percentiles, Sample};
+use crate::system::{Query, Reply, System, TxStats};
 use crate::verify::Answers;
 use anyhow::{Context, ensure};
 use graph_client::graph::Direction;
@@ -52,19 +52,29 @@ pub struct MixedSpec {
     pub seed: u64,
 }
 
-/// One timed operation: its name and µs.
-type Op = (&'static str, f64);
+/// One timed operation: its name, when it began (since the workload started, warm-up
+/// included), its vertices, µs, and the module's account of it (SpacetimeDB's procedures).
+struct Op {
+    name: &'static str,
+    at: Duration,
+    a: u64,
+    b: Option<u64>,
+    e2e_us: f64,
+    stats: Option<TxStats>,
+}
 
 /// Runs the workload on `system`'s store, whose graph is `reference` (loaded, unchanged so
 /// far), with clients of its own ([`System::another_client`]); readers start from `starts` and
-/// ask for paths between `pairs`. `None` when the system takes one client at a time.
+/// ask for paths between `pairs`. Returns the summary and every counted operation as a raw
+/// sample (workload `mixed <keys>: <operation>`); `None` when the system takes one client at a
+/// time.
 pub fn run(
     system: &mut dyn System,
     reference: &ReferenceGraph,
     starts: &[u64],
     pairs: &[(u64, u64)],
     spec: &MixedSpec,
-) -> anyhow::Result<Option<Mixed>> {
+) -> anyhow::Result<Option<(Mixed, Vec<Sample>)>> {
     ensure!(
         !starts.is_empty() && !pairs.is_empty(),
         "no vertices to read"
@@ -114,7 +124,7 @@ pub fn run(
                         first,
                         spec.write_delay,
                         seed,
-                        flags,
+                        (started, flags),
                     )
                 })
             })
@@ -125,7 +135,16 @@ pub fn run(
             .map(|(r, mut link)| {
                 let flags = (&counting, &stop);
                 let seed = spec.seed ^ (0x100 + r as u64);
-                s.spawn(move || read_loop(link.as_mut(), answers, starts, pairs, seed, flags))
+                s.spawn(move || {
+                    read_loop(
+                        link.as_mut(),
+                        answers,
+                        starts,
+                        pairs,
+                        seed,
+                        (started, flags),
+                    )
+                })
             })
             .collect();
         let mut curve = Vec::new();
@@ -159,6 +178,7 @@ pub fn run(
         anyhow::Ok((writes?, reads?, curve))
     })?;
     let seconds = counted_from.elapsed().as_secs_f64();
+    let acked_writes = writes.iter().map(|w| w.acked).sum();
     let memory_end = memory();
     let disk_bytes = spec.data_dir.as_deref().map(footprint::disk_bytes);
 
@@ -208,13 +228,29 @@ pub fn run(
         "{name}: the edge count is not back to {before} once the writes are removed"
     );
 
+    let mut all: Vec<Op> = writes
+        .into_iter()
+        .flat_map(|w| w.ops)
+        .chain(reads.into_iter().flatten())
+        .collect();
+    all.sort_by_key(|op| op.at);
     let mut by_op: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for (op, us) in writes
-        .iter()
-        .flat_map(|w| w.ops.iter())
-        .chain(reads.iter().flatten())
-    {
-        by_op.entry(op).or_default().push(*us);
+    let mut samples = Vec::with_capacity(all.len());
+    for op in all {
+        let times = by_op.entry(op.name).or_default();
+        samples.push(Sample {
+            system: name.to_string(),
+            workload: format!("mixed {}: {}", spec.keys.name(), op.name),
+            index: times.len(),
+            a: Some(op.a),
+            b: op.b,
+            e2e_us: op.e2e_us,
+            server_us: None,
+            client_us: None,
+            at_s: Some(op.at.as_secs_f64()),
+            stats: op.stats,
+        });
+        times.push(op.e2e_us);
     }
     let ops = by_op
         .into_iter()
@@ -227,7 +263,7 @@ pub fn run(
             latency: Percentiles::of(&us),
         })
         .collect();
-    Ok(Some(Mixed {
+    let mixed = Mixed {
         system: name.to_string(),
         keys: spec.keys.name(),
         warmup_s: spec.warmup.as_secs_f64(),
@@ -236,12 +272,13 @@ pub fn run(
         readers: spec.readers,
         write_delay_ms: spec.write_delay.as_secs_f64() * 1e3,
         ops,
-        acked_writes: writes.iter().map(|w| w.acked).sum(),
+        acked_writes,
         memory_start,
         memory_end,
         memory_curve,
         disk_bytes,
-    }))
+    };
+    Ok(Some((mixed, samples)))
 }
 
 /// What one writer did: its timed operations (after the warm-up), the writes acknowledged (all),
@@ -255,7 +292,7 @@ struct Written {
 
 /// Adds an edge from a fresh vertex to a target drawn by `zipf` (uniform if `None`), and every
 /// other time removes its oldest edge, pausing `delay` after each, until `stop`; times those
-/// that start once `counting`.
+/// that start once `counting` (when, since `started`).
 fn write_loop(
     link: &mut dyn System,
     targets: &[u64],
@@ -263,7 +300,7 @@ fn write_loop(
     first: u64,
     delay: Duration,
     seed: u64,
-    (counting, stop): (&AtomicBool, &AtomicBool),
+    (started, (counting, stop)): (Instant, (&AtomicBool, &AtomicBool)),
 ) -> anyhow::Result<Written> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut done = Written {
@@ -284,8 +321,7 @@ fn write_loop(
             let t = Instant::now();
             link.remove_edge(s, d).context("writer: remove edge")?;
             if counted {
-                done.ops
-                    .push(("remove edge", t.elapsed().as_nanos() as f64 / 1e3));
+                done.ops.push(write_op("remove edge", started, t, (s, d)));
             }
             done.removed.push((s, d));
             oldest += 1;
@@ -298,8 +334,7 @@ fn write_loop(
             let t = Instant::now();
             link.add_edge(next, d).context("writer: add edge")?;
             if counted {
-                done.ops
-                    .push(("add edge", t.elapsed().as_nanos() as f64 / 1e3));
+                done.ops.push(write_op("add edge", started, t, (next, d)));
             }
             done.present.push((next, d));
             next += 1;
@@ -309,6 +344,18 @@ fn write_loop(
     }
     done.present.drain(..oldest);
     Ok(done)
+}
+
+/// A write of the edge `src → dst` that began at `t`, as an [`Op`].
+fn write_op(name: &'static str, started: Instant, t: Instant, (src, dst): (u64, u64)) -> Op {
+    Op {
+        name,
+        at: t - started,
+        a: src,
+        b: Some(dst),
+        e2e_us: t.elapsed().as_nanos() as f64 / 1e3,
+        stats: None,
+    }
 }
 
 /// A reader's query on its `turn` (counted from 0): a neighbor count of `vertex`, a depth-2 BFS
@@ -346,15 +393,15 @@ fn reader_queries(starts: &[u64], pairs: &[(u64, u64)]) -> Vec<Query> {
 }
 
 /// Asks [`reader_query`] in turn, from random starts and pairs, each timed by the benchmark
-/// driver and checked against `answers`, until `stop`; keeps the times of those that start once
-/// `counting`.
+/// driver and checked against `answers`, until `stop`; keeps those that start once `counting`
+/// (when, since `started`).
 fn read_loop(
     link: &mut dyn System,
     answers: &Answers,
     starts: &[u64],
     pairs: &[(u64, u64)],
     seed: u64,
-    (counting, stop): (&AtomicBool, &AtomicBool),
+    (started, (counting, stop)): (Instant, (&AtomicBool, &AtomicBool)),
 ) -> anyhow::Result<Vec<Op>> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut ops = Vec::new();
@@ -369,38 +416,27 @@ fn read_loop(
             _ => (vertex, vertex),
         };
         let (name, query) = reader_query(turn, vertex, pair);
-        let from = ops.len();
         let counted = counting.load(Ordering::Relaxed);
-        timed(
-            &mut ops,
-            name,
-            query,
-            |q| Ok(link.answer(q)?.reply),
-            |q, reply| answers.verify(q, reply),
-        )?;
-        if !counted {
-            ops.truncate(from);
+        let at = started.elapsed();
+        // One call through the benchmark driver: timed, then checked.
+        let measured = measure::measure(
+            std::slice::from_ref(&query),
+            measure::Pace::default(),
+            |q| link.answer(q),
+            |q, answer| answers.verify(q, &answer.reply),
+        )
+        .with_context(|| format!("{name}: {query}"))?;
+        if counted {
+            let (a, b) = query.input();
+            ops.extend(measured.into_iter().map(|t| Op {
+                name,
+                at,
+                a,
+                b,
+                e2e_us: t.e2e_us,
+                stats: t.value.stats,
+            }));
         }
     }
     Ok(ops)
-}
-
-/// One call of `call` on `input` through the benchmark driver (timed, then checked by `check`),
-/// recorded in `ops` as `name`.
-fn timed<I: std::fmt::Display, T>(
-    ops: &mut Vec<Op>,
-    name: &'static str,
-    input: I,
-    call: impl FnMut(&I) -> anyhow::Result<T>,
-    check: impl FnMut(&I, &T) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
-    let measured = measure::measure(
-        std::slice::from_ref(&input),
-        measure::Pace::default(),
-        call,
-        check,
-    )
-    .with_context(|| format!("{name}: {input}"))?;
-    ops.extend(measured.into_iter().map(|t| (name, t.e2e_us)));
-    Ok(())
 }

@@ -53,9 +53,32 @@ fn a_minute_of_concurrent_reads_and_writes() {
             seed: i as u64,
         };
         let mut system = SpacetimeDb::new(db.clone(), Mode::Stage2, TxOptions::default(), "test");
-        let m = mixed::run(&mut system, &reference, &starts, &pairs, &spec)
+        let (m, samples) = mixed::run(&mut system, &reference, &starts, &pairs, &spec)
             .unwrap_or_else(|e| panic!("{keys:?}: {e:#}"))
             .expect("SpacetimeDB takes concurrent clients");
+        // One raw sample per counted operation, in the order they began, after the warm-up;
+        // the procedures' with the module's account (but those that name a vertex the graph
+        // lacks, which fail), the reducers' without.
+        assert_eq!(samples.len(), m.ops.iter().map(|o| o.count).sum::<usize>());
+        let at: Vec<f64> = samples.iter().map(|s| s.at_s.unwrap()).collect();
+        assert!(
+            at.windows(2).all(|w| w[0] <= w[1]) && at[0] >= 2.0,
+            "{at:?}"
+        );
+        for sample in &samples {
+            let write = sample.workload.ends_with("edge");
+            assert!(sample.workload.starts_with("mixed "), "{sample:?}");
+            let known = sample
+                .b
+                .into_iter()
+                .chain(sample.a)
+                .all(|v| reference.contains(v));
+            assert_eq!(sample.stats.is_some(), !write && known, "{sample:?}");
+            assert_eq!(
+                sample.b.is_some(),
+                write || sample.workload.ends_with("path")
+            );
+        }
         assert!(
             m.acked_writes > 1_000,
             "{keys:?}: only {} writes",

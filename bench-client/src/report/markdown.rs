@@ -31,7 +31,8 @@ pub fn document(report: &Report, samples: &[String], charts: &[String]) -> Strin
         let _ = write!(
             text,
             "\nRaw samples, one row per measured call (system, workload, index, inputs a and b, \
-             e2e_us, server_us, and the module's query stats when it sent them): {}.\n",
+             e2e_us, server_us, for the mixed workload when the call began, and the module's query \
+             stats when it sent them): {}.\n",
             links.join(", ")
         );
     }

@@ -186,6 +186,10 @@ pub struct Sample {
     /// the difference is the worker's pipe.
     #[serde(default)]
     pub client_us: Option<f64>,
+    /// When the call began, seconds after the workload started: the mixed workload's calls,
+    /// whose clients run at once (none for the benchmarks that call one at a time).
+    #[serde(default)]
+    pub at_s: Option<f64>,
     /// The module's account of the query's transactions (SpacetimeDB procedures only).
     #[serde(flatten)]
     pub stats: Option<TxStats>,
@@ -560,6 +564,7 @@ mod tests {
             e2e_us: 812.5,
             server_us: Some(640),
             client_us: None,
+            at_s: None,
             stats: Some(TxStats {
                 transactions: 2,
                 edges_scanned: 90,

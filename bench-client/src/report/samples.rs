@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 /// The columns before the module's stats, in the order of [`Sample`]'s fields.
-const COLUMNS: [&str; 8] = [
+const COLUMNS: [&str; 9] = [
     "system",
     "workload",
     "index",
@@ -16,6 +16,7 @@ const COLUMNS: [&str; 8] = [
     "e2e_us",
     "server_us",
     "client_us",
+    "at_s",
 ];
 
 /// One JSON object per line.
@@ -88,6 +89,7 @@ mod tests {
                 e2e_us: 1250.5,
                 server_us: Some(980),
                 client_us: None,
+                at_s: Some(12.5),
                 stats: Some(stats),
             },
             Sample {
@@ -99,6 +101,7 @@ mod tests {
                 e2e_us: 3000.0,
                 server_us: None,
                 client_us: Some(3150.25),
+                at_s: None,
                 stats: None,
             },
         ]
@@ -120,7 +123,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
         let header: Vec<&str> = lines[0].split(',').collect();
-        assert_eq!(&header[..8], COLUMNS);
+        assert_eq!(&header[..COLUMNS.len()], COLUMNS);
         let first = serde_json::to_value(&samples()[0]).unwrap();
         let first = first.as_object().unwrap();
         assert_eq!(header.len(), first.len(), "{header:?} vs {first:?}");
@@ -130,11 +133,15 @@ mod tests {
         }
         let at = |name: &str| header.iter().position(|c| *c == name).unwrap();
         assert_eq!(row[at("e2e_us")], "1250.5");
+        assert_eq!(row[at("at_s")], "12.5");
         assert_eq!(row[at("max_hold_us")], "410");
         assert_eq!(row[at("from_snapshot")], "true");
         let bare: Vec<&str> = lines[2].split(',').collect();
         assert_eq!(bare.len(), header.len());
-        assert_eq!((bare[at("b")], bare[at("server_us")]), ("", ""));
+        assert_eq!(
+            (bare[at("b")], bare[at("server_us")], bare[at("at_s")]),
+            ("", "", "")
+        );
         assert_eq!(
             (row[at("client_us")], bare[at("client_us")]),
             ("", "3150.25")

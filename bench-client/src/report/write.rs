@@ -1,10 +1,13 @@
 //! The report's files: `<dataset>.json` (the model as is), the raw samples
-//! `<dataset>-samples.jsonl` and `.csv`, the charts, and `<dataset>.md` showing the tables and
-//! linking the rest.
+//! `<dataset>-samples.jsonl` and `.csv`, those of the mixed workload's concurrent calls (a
+//! hundred thousand rows or more a run) in `<dataset>-mixed-samples.csv.gz` only, the charts,
+//! and `<dataset>.md` showing the tables and linking the rest.
 
 use super::markdown;
 use super::model::{Report, Sample};
 use super::{charts, samples};
+use flate2::{Compression, write::GzEncoder};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Writes the report and its `samples` into `dir` and returns the paths, the Markdown first.
@@ -16,14 +19,28 @@ pub fn write(report: &Report, samples: &[Sample], dir: &Path) -> anyhow::Result<
     let md = dir.join(format!("{dataset}.md"));
     let json = dir.join(format!("{dataset}.json"));
     std::fs::write(&json, serde_json::to_string_pretty(report)?)?;
-    let samples_files = [
-        (format!("{dataset}-samples.jsonl"), samples::jsonl(samples)?),
-        (format!("{dataset}-samples.csv"), samples::csv(samples)?),
+    // The concurrent workloads' calls are those that record when they began.
+    let (concurrent, one_at_a_time): (Vec<Sample>, Vec<Sample>) =
+        samples.iter().cloned().partition(|s| s.at_s.is_some());
+    let mut samples_files = vec![
+        (
+            format!("{dataset}-samples.jsonl"),
+            samples::jsonl(&one_at_a_time)?.into_bytes(),
+        ),
+        (
+            format!("{dataset}-samples.csv"),
+            samples::csv(&one_at_a_time)?.into_bytes(),
+        ),
     ];
+    if !concurrent.is_empty() {
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        gz.write_all(samples::csv(&concurrent)?.as_bytes())?;
+        samples_files.push((format!("{dataset}-mixed-samples.csv.gz"), gz.finish()?));
+    }
     let mut sample_paths = Vec::new();
-    for (name, text) in &samples_files {
+    for (name, bytes) in &samples_files {
         let path = dir.join(name);
-        std::fs::write(&path, text)?;
+        std::fs::write(&path, bytes)?;
         sample_paths.push(path);
     }
     let charts = charts::render(report).unwrap_or_else(|e| {
@@ -58,7 +75,7 @@ mod tests {
             row("path", "neo4j", [120.0, 300.0, 900.0, 1e3], None),
         ];
         let report = report(results, vec![]);
-        let samples: Vec<Sample> = (0..3)
+        let mut samples: Vec<Sample> = (0..3)
             .map(|index| Sample {
                 system: "neo4j".into(),
                 workload: "path".into(),
@@ -68,9 +85,18 @@ mod tests {
                 e2e_us: 120.0,
                 server_us: None,
                 client_us: None,
+                at_s: None,
                 stats: None,
             })
             .collect();
+        // Two calls of the mixed workload: their own file, gzipped.
+        let first = samples[0].clone();
+        samples.extend((0..2).map(|index| Sample {
+            workload: "mixed uniform: add edge".into(),
+            index,
+            at_s: Some(5.0 + index as f64),
+            ..first.clone()
+        }));
         let paths = write(&report, &samples, dir.path()).unwrap();
         let names: Vec<_> = paths
             .iter()
@@ -83,6 +109,7 @@ mod tests {
                 "tiny.json",
                 "tiny-samples.jsonl",
                 "tiny-samples.csv",
+                "tiny-mixed-samples.csv.gz",
                 "tiny-latency.png",
                 "tiny-hold.png"
             ]
@@ -90,18 +117,25 @@ mod tests {
         let md = std::fs::read_to_string(&paths[0]).unwrap();
         assert!(
             md.contains("[tiny-samples.jsonl](tiny-samples.jsonl)")
-                && md.contains("[tiny-samples.csv](tiny-samples.csv)"),
+                && md.contains("[tiny-samples.csv](tiny-samples.csv)")
+                && md.contains("[tiny-mixed-samples.csv.gz](tiny-mixed-samples.csv.gz)"),
             "{md}"
         );
         let lines = |p: &PathBuf| std::fs::read_to_string(p).unwrap().lines().count();
         assert_eq!((lines(&paths[2]), lines(&paths[3])), (3, 4));
+        let mut mixed = String::new();
+        let gz = std::fs::File::open(&paths[4]).unwrap();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz), &mut mixed).unwrap();
+        let rows: Vec<&str> = mixed.lines().collect();
+        assert_eq!(rows.len(), 3, "{mixed}");
+        assert!(rows[1].contains("mixed uniform: add edge") && rows[2].contains(",6.0,"));
         assert!(md.contains("![tiny-latency](tiny-latency.png)"), "{md}");
         assert!(md.contains("![tiny-hold](tiny-hold.png)"), "{md}");
         assert!(md.contains("| path | neo4j | 10 | 120 µs |"), "{md}");
         let json: Report =
             serde_json::from_str(&std::fs::read_to_string(&paths[1]).unwrap()).unwrap();
         assert_eq!(json.results.len(), 2);
-        for png in &paths[4..] {
+        for png in &paths[5..] {
             assert!(std::fs::read(png).unwrap().starts_with(b"\x89PNG"));
         }
     }

@@ -359,6 +359,7 @@ pub fn round_trip(
             e2e_us: t.e2e_us,
             server_us: t.value,
             client_us: None,
+            at_s: None,
             stats: None,
         })
         .collect())
