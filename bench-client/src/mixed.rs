@@ -4,11 +4,13 @@
 //! connection of its own, on any system that takes concurrent clients (SpacetimeDB over the
 //! SDK's WebSocket, and the peers over their own protocols). The warm-up runs the same clients
 //! the same way and is not reported: every system gets it, to fill its caches (and SpacetimeDB's
-//! instances to build their snapshots) before the clock counts. Reported per operation: count, min, mean, p50, p99,
-//! max, total and throughput; the server's memory over the run when its process is known, and
-//! its data directory's size on disk at the end when that is known. Also the soak check: at the
-//! end every acknowledged write is accounted for (the edge count exactly, and each edge read
-//! back), and the writes left in place are removed, so the store holds what it held before.
+//! instances to build their snapshots) before the clock counts. Reported per operation: count,
+//! min, mean, p50, p99, max, total and throughput, and every counted call as a raw sample (when
+//! it began, and the module's account of it on SpacetimeDB); the server's memory over the run
+//! when its process is known, and its data directory's size on disk at the end when that is
+//! known. Also the soak check: at the end every acknowledged write is accounted for (the edge
+//! count exactly, and each edge read back), and the writes left in place are removed, so the
+//! store holds what it held before.
 //!
 //! Readers follow out-edges of the loaded graph and writers add edges *from* fresh vertices
 //! *to* loaded ones (drawn uniformly or Zipf-skewed, so that hubs take most writes: the
