@@ -358,13 +358,13 @@ impl NeighborSource for AdjacencyGraph {
     }
 
     fn degree(&self, v: u64, dir: Direction) -> u64 {
+        // Only the rows `dir` needs: each is a cache miss on a large graph.
         self.index.get(v).map_or(0, |i| {
-            let out = self.row(i, false).len() as u64;
-            let inc = self.row(i, true).len() as u64;
+            let len = |incoming| self.row(i, incoming).len() as u64;
             match dir {
-                Direction::Out => out,
-                Direction::In => inc,
-                Direction::Both => out + inc,
+                Direction::Out => len(false),
+                Direction::In => len(true),
+                Direction::Both => len(false) + len(true),
             }
         })
     }
