@@ -429,13 +429,11 @@ pub fn shortest_path(
 ) -> Result<PathResult, GraphError> {
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
-    let new_search = || {
-        ShortestPath::new(PathQuery {
-            source,
-            target,
-            dir,
-            max_depth,
-        })
+    let query = PathQuery {
+        source,
+        target,
+        dir,
+        max_depth,
     };
     let mut runner = TxRunner::new(ctx, or_default(yield_every_us, DEFAULT_YIELD_EVERY_US));
     let (begin, filter) = begin(
@@ -447,12 +445,12 @@ pub fn shortest_path(
     )?;
     if let Some(snap) = begin.snapshot {
         let (outcome, work) = in_snapshot(&mut runner, &snap, begin.existing, &filter, |_| {
-            new_search()
+            ShortestPath::over_slots(query)
         });
         return path_result(source, target, outcome, snapshot_stats(runner, work, snap));
     }
     let pin = RefCell::new(Pin::new(begin.meta.version));
-    let search = RefCell::new(new_search());
+    let search = RefCell::new(ShortestPath::new(query));
     through_indexes(&mut runner, tx_budget, &search, &pin, &filter, &|_| false);
     let (outcome, work) = search.into_inner().into_outcome();
     path_result(source, target, outcome, index_stats(runner, work, &pin))

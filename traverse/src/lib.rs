@@ -11,7 +11,8 @@
 //! - [`Bfs`]: level-synchronous index-hop BFS (optionally depth-bounded, optionally stopping at a
 //!   target, which makes it the unidirectional shortest path of the Stage-1 baseline).
 //! - [`ShortestPath`]: balanced bidirectional BFS that always grows the side whose frontier has the
-//!   smaller degree sum, and stops at the first meeting.
+//!   smaller degree sum, and stops at the first meeting; by vertex id over any
+//!   [`NeighborSource`], or by slot over a [`DenseSource`] ([`ShortestPath::over_slots`]).
 //! - [`DirectionOptimizingBfs`]: BFS that switches between top-down and bottom-up levels
 //!   (Beamer et al.), over a [`DenseSource`] such as the in-memory [`AdjacencyGraph`].
 //! - [`Dfs`]: iterative depth-first search (neighbors in ascending id order, optionally
@@ -33,6 +34,7 @@ mod filter;
 mod id_index;
 mod landmarks;
 mod overlay;
+mod rows;
 mod visited;
 
 pub use adjacency::{AdjacencyBuilder, AdjacencyGraph, BuildError};
@@ -209,8 +211,9 @@ pub(crate) fn check_ends<S: NeighborSource + ?Sized>(
 
 /// A [`NeighborSource`] whose vertices are numbered densely, in *slots* `0..slots()`, and whose
 /// lists can be read at once as slices of slots: what [`DirectionOptimizingBfs`] needs for its
-/// bitmaps and its bottom-up scans. The in-memory [`AdjacencyGraph`] offers it; a source that
-/// reads table indexes does not.
+/// bitmaps and its bottom-up scans, and what spares [`ShortestPath::over_slots`] an id lookup
+/// per arc. The in-memory [`AdjacencyGraph`] offers it; a source that reads table indexes does
+/// not.
 ///
 /// A slot may hold no vertex (a removed one): such a slot has empty rows and is never reached.
 /// A vertex without a slot may still exist (`contains`), with no arcs: the module's snapshot
@@ -242,9 +245,9 @@ pub trait DenseSource: NeighborSource {
 }
 
 /// A traversal that advances in budgeted steps over a source of type `S`, so that a caller
-/// drives [`Bfs`], [`Dfs`], [`ShortestPath`] (over any [`NeighborSource`]) and
-/// [`DirectionOptimizingBfs`] (over a [`DenseSource`]) alike (see their inherent methods of the
-/// same names).
+/// drives [`Bfs`], [`Dfs`], [`ShortestPath`] (over any [`NeighborSource`]),
+/// [`DirectionOptimizingBfs`] and `ShortestPath<u32>` (over a [`DenseSource`]) alike (see their
+/// inherent methods of the same names).
 pub trait Search<S: ?Sized> {
     type Outcome;
     /// Does about `budget` units of work; see [`Bfs::step`].
@@ -279,6 +282,7 @@ macro_rules! impl_search {
 impl_search!(Bfs, BfsOutcome, NeighborSource);
 impl_search!(Dfs, DfsOutcome, NeighborSource);
 impl_search!(ShortestPath, PathOutcome, NeighborSource);
+impl_search!(ShortestPath<u32>, PathOutcome, DenseSource);
 impl_search!(WeightedPath, WeightedOutcome, NeighborSource);
 impl_search!(DirectionOptimizingBfs, BfsOutcome, DenseSource);
 

@@ -104,7 +104,9 @@ fn all_algorithms_match_the_reference_on_chung_lu_graphs() {
                     max_depth,
                 };
                 let ctx = format!("{name}: {source} -> {target} {dir} {max_depth:?}");
-                let outcome = run(ShortestPath::new(q), &g, [7, u64::MAX][j % 2]);
+                let budget = [7, u64::MAX][j % 2];
+                let outcome = run(ShortestPath::new(q.clone()), &g, budget);
+                assert_eq!(run(ShortestPath::over_slots(q), &g, budget), outcome);
                 match (outcome, reference.distance(source, target, dir, max_depth)) {
                     (PathOutcome::Found(path), Some(Some(d))) => {
                         assert_eq!(path.len() as u32 - 1, d, "{ctx}");

@@ -8,14 +8,13 @@ use graph_reference::{Follow, LabelledGraph};
 use graph_traverse::{
     AdjacencyGraph, ArcAttrs, ArcFilter, Bfs, BfsOutcome, BfsQuery, Change, Dfs, DfsOutcome,
     DfsQuery, Direction, DirectionOptimizingBfs, FilteredGraph, LandmarkBuilder, NeighborSource,
-    PathOutcome, PathQuery, Progress, Search, ShortestPath, WeightedOutcome, WeightedPath,
-    WeightedQuery,
+    PathOutcome, PathQuery, Progress, Search, WeightedOutcome, WeightedPath, WeightedQuery,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 mod common;
-use common::{random_graph, random_weight};
+use common::{path_by_id_and_slot, random_graph, random_weight};
 
 const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 
@@ -174,12 +173,12 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
             assert!(page.iter().all(|n| filter.keeps(n.attrs.label)), "{ctx}");
 
             // Shortest path in hops over the kept arcs.
-            let hops = ShortestPath::new(PathQuery {
+            let hops = PathQuery {
                 source: start,
                 target,
                 dir,
                 max_depth: None,
-            });
+            };
             let filtered_ref = reference.filtered(labels, start);
             let want_hops = match (reference.contains(start), reference.contains(target)) {
                 (false, _) => Err("unknown source"),
@@ -187,7 +186,7 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
                 _ if start == target => Ok(Some(0)),
                 _ => Ok(filtered_ref.distance(start, target, dir, None).flatten()),
             };
-            let got_hops = match run(hops, &src, budget) {
+            let got_hops = match path_by_id_and_slot(&src, hops, budget) {
                 PathOutcome::Found(path) => {
                     assert!(reference.path_weight(&path, dir, labels).is_some(), "{ctx}");
                     Ok(Some(path.len() as u32 - 1))

@@ -2,14 +2,14 @@
 
 use graph_traverse::{
     AdjacencyGraph, Bfs, BfsOutcome, BfsQuery, Direction, ListCursor, NeighborSource, PathOutcome,
-    PathQuery, Progress, ShortestPath,
+    PathQuery, Progress, Search, ShortestPath,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashSet;
 
 mod common;
-use common::{TestGraph, random_graph, reference_distances, reference_levels};
+use common::{TestGraph, path_by_id_and_slot, random_graph, reference_distances, reference_levels};
 
 fn is_path(g: &TestGraph, path: &[u64], dir: Direction) -> bool {
     let arcs: HashSet<(u64, u64)> = g.arcs.iter().copied().collect();
@@ -27,12 +27,6 @@ fn run_bfs(g: &AdjacencyGraph, q: BfsQuery, bound: Option<u64>, budget: u64) -> 
     let mut bfs = Bfs::new(q, bound);
     while bfs.step(g, budget) == Progress::Suspended {}
     bfs.into_outcome().0
-}
-
-fn run_path(g: &AdjacencyGraph, q: PathQuery, budget: u64) -> PathOutcome {
-    let mut sp = ShortestPath::new(q);
-    while sp.step(g, budget) == Progress::Suspended {}
-    sp.into_outcome().0
 }
 
 #[test]
@@ -106,7 +100,7 @@ fn shortest_paths_match_reference_distances_on_random_graphs() {
                 max_depth,
             };
             let ctx = format!("seed {seed}: {source}->{target} {dir:?} max {max_depth:?}");
-            match (run_path(&g, q.clone(), budget), want) {
+            match (path_by_id_and_slot(&g, q.clone(), budget), want) {
                 (PathOutcome::Found(path), Some(d)) => {
                     assert!(max_depth.is_none_or(|m| d <= m), "{ctx}: too long");
                     assert_eq!(path.len() as u32 - 1, d, "{ctx}: {path:?} not shortest");
@@ -175,30 +169,30 @@ fn edge_cases() {
         max_depth: None,
     };
     assert_eq!(
-        ShortestPath::new(pq(1, 2)).run(&empty).0,
+        path_by_id_and_slot(&empty, pq(1, 2), u64::MAX),
         PathOutcome::UnknownSource
     );
 
     // 1 → 2 → 3, 3 → 3 (self-loop), 1 → 2 twice, 4 isolated.
     let g = AdjacencyGraph::new([4], &[(1, 2), (2, 3), (3, 3), (1, 2)]);
     assert_eq!(
-        ShortestPath::new(pq(1, 9)).run(&g).0,
+        path_by_id_and_slot(&g, pq(1, 9), u64::MAX),
         PathOutcome::UnknownTarget
     );
     assert_eq!(
-        ShortestPath::new(pq(3, 3)).run(&g).0,
+        path_by_id_and_slot(&g, pq(3, 3), u64::MAX),
         PathOutcome::Found(vec![3])
     );
     assert_eq!(
-        ShortestPath::new(pq(1, 3)).run(&g).0,
+        path_by_id_and_slot(&g, pq(1, 3), u64::MAX),
         PathOutcome::Found(vec![1, 2, 3])
     );
     assert_eq!(
-        ShortestPath::new(pq(3, 1)).run(&g).0,
+        path_by_id_and_slot(&g, pq(3, 1), u64::MAX),
         PathOutcome::Unreachable
     );
     assert_eq!(
-        ShortestPath::new(pq(1, 4)).run(&g).0,
+        path_by_id_and_slot(&g, pq(1, 4), u64::MAX),
         PathOutcome::Unreachable
     );
     let limited = PathQuery {
@@ -206,7 +200,7 @@ fn edge_cases() {
         ..pq(1, 3)
     };
     assert_eq!(
-        ShortestPath::new(limited).run(&g).0,
+        path_by_id_and_slot(&g, limited, u64::MAX),
         PathOutcome::BeyondMaxDepth
     );
     let zero = PathQuery {
@@ -214,7 +208,7 @@ fn edge_cases() {
         ..pq(1, 1)
     };
     assert_eq!(
-        ShortestPath::new(zero).run(&g).0,
+        path_by_id_and_slot(&g, zero, u64::MAX),
         PathOutcome::Found(vec![1])
     );
 
@@ -259,7 +253,8 @@ fn balanced_search_expands_the_cheap_side() {
         dir: Direction::Both,
         max_depth: None,
     };
-    let (outcome, work) = ShortestPath::new(q).run(&g);
+    let (outcome, work) = ShortestPath::new(q.clone()).run(&g);
+    assert_eq!(ShortestPath::over_slots(q).run(&g), (outcome.clone(), work));
     assert_eq!(outcome, PathOutcome::Found(vec![5, 4, 3, 2, 1]));
     assert!(work.arcs_scanned < 50, "scanned {} arcs", work.arcs_scanned);
 }
@@ -302,31 +297,43 @@ fn hub_lists_are_read_in_pages_within_the_budget() {
                 Direction::In => (2, 0),
                 _ => (0, 2),
             };
-            let mut sp = ShortestPath::new(PathQuery {
+            let q = PathQuery {
                 source,
                 target,
                 dir,
                 max_depth: None,
-            });
-            loop {
-                let before = sp.work().units();
-                let progress = sp.step(&g, budget);
-                let spent = sp.work().units() - before;
-                // The first step also checks and weighs both endpoints (4 lookups).
-                assert!(
-                    spent <= budget + 6,
-                    "{dir}: a path step spent {spent} > {budget} + 6"
-                );
-                if progress == Progress::Done {
-                    break;
-                }
-            }
-            let want = if dir == Direction::In {
+            };
+            let want = PathOutcome::Found(if dir == Direction::In {
                 vec![2, 1, 0]
             } else {
                 vec![0, 1, 2]
-            };
-            assert_eq!(sp.into_outcome().0, PathOutcome::Found(want), "{dir}");
+            });
+            let by_id = steps_within_budget(ShortestPath::new(q.clone()), &g, budget);
+            assert_eq!(by_id, want, "{dir}");
+            let by_slot = steps_within_budget(ShortestPath::over_slots(q), &g, budget);
+            assert_eq!(by_slot, want, "{dir}");
+        }
+    }
+}
+
+/// Steps a path search on `g` to its end, checking that no step spends more than `budget`
+/// units, plus the 4 lookups of checking and weighing both endpoints and the 2 a step may
+/// overshoot by.
+fn steps_within_budget<S: Search<AdjacencyGraph, Outcome = PathOutcome>>(
+    mut sp: S,
+    g: &AdjacencyGraph,
+    budget: u64,
+) -> PathOutcome {
+    loop {
+        let before = sp.work().units();
+        let progress = sp.step(g, budget);
+        let spent = sp.work().units() - before;
+        assert!(
+            spent <= budget + 6,
+            "a path step spent {spent} > {budget} + 6"
+        );
+        if progress == Progress::Done {
+            return sp.into_outcome().0;
         }
     }
 }

@@ -9,14 +9,14 @@
 use graph_traverse::{
     AdjacencyBuilder, AdjacencyGraph, ArcAttrs, Bfs, BfsOutcome, BfsQuery, Change, DenseSource,
     Dfs, DfsQuery, Direction, DirectionOptimizingBfs, ListCursor, NeighborSource, PathOutcome,
-    PathQuery, Progress, ShortestPath, Switching,
+    PathQuery, Progress, Switching,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod common;
-use common::random_graph;
+use common::{path_by_id_and_slot, random_graph};
 
 const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 
@@ -298,8 +298,8 @@ fn check_same(g: &AdjacencyGraph, model: &Model, rng: &mut ChaCha8Rng, ctx: &str
             other => Err(other),
         };
         assert_eq!(
-            hops(ShortestPath::new(pq.clone()).run(g).0),
-            hops(ShortestPath::new(pq).run(&fresh).0),
+            hops(path_by_id_and_slot(g, pq.clone(), u64::MAX)),
+            hops(path_by_id_and_slot(&fresh, pq, u64::MAX)),
             "{ctx}: shortest path to {target}"
         );
     }

@@ -141,7 +141,7 @@ impl System for Native {
                     dir,
                     max_depth: None,
                 };
-                match ShortestPath::new(q).run(g).0 {
+                match ShortestPath::over_slots(q).run(g).0 {
                     PathOutcome::Found(path) => Reply::Path(path),
                     PathOutcome::Unreachable => Reply::Unreachable,
                     PathOutcome::UnknownSource | PathOutcome::UnknownTarget => Reply::UnknownVertex,

@@ -72,7 +72,8 @@ pub fn ring_pairs(n: u64) -> [(&'static str, u64, u64); 2] {
     [("near", 1, 4), ("far", 1, n / 2 + 1)]
 }
 
-/// Balanced bidirectional shortest path; returns the hops and the work.
+/// Balanced bidirectional shortest path, over slots as the module's snapshot runs it; returns
+/// the hops and the work.
 pub fn path(g: &AdjacencyGraph, source: u64, target: u64, dir: Direction) -> (Option<u64>, Work) {
     let q = PathQuery {
         source,
@@ -80,7 +81,7 @@ pub fn path(g: &AdjacencyGraph, source: u64, target: u64, dir: Direction) -> (Op
         dir,
         max_depth: None,
     };
-    let (outcome, work) = ShortestPath::new(q).run(g);
+    let (outcome, work) = ShortestPath::over_slots(q).run(g);
     let hops = match outcome {
         PathOutcome::Found(p) => Some(p.len() as u64 - 1),
         _ => None,
@@ -242,8 +243,8 @@ impl Labelled {
             max_depth: None,
         };
         let outcome = match filtered {
-            false => ShortestPath::new(q).run(&self.floor.graph).0,
-            true => ShortestPath::new(q).run(&self.filtered()).0,
+            false => ShortestPath::over_slots(q).run(&self.floor.graph).0,
+            true => ShortestPath::over_slots(q).run(&self.filtered()).0,
         };
         match outcome {
             PathOutcome::Found(p) => Some(p.len() as u64 - 1),

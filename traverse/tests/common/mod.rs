@@ -2,7 +2,10 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
-use graph_traverse::{AdjacencyGraph, Direction, ListCursor, Neighbor, NeighborSource};
+use graph_traverse::{
+    AdjacencyGraph, DenseSource, Direction, ListCursor, Neighbor, NeighborSource, PathOutcome,
+    PathQuery, Progress, ShortestPath,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
@@ -144,4 +147,25 @@ pub fn reference_levels(dist: &HashMap<u64, u32>, max_depth: Option<u32>) -> Vec
         levels[d as usize] += 1;
     }
     levels
+}
+
+/// Runs the shortest path search by id and by slot on `g`, in steps of `budget` units, and
+/// checks that they agree on everything, the work included: they are one search, reading the
+/// graph two ways. Returns the outcome.
+pub fn path_by_id_and_slot<G: DenseSource + ?Sized>(
+    g: &G,
+    q: PathQuery,
+    budget: u64,
+) -> PathOutcome {
+    let mut by_id = ShortestPath::new(q.clone());
+    while by_id.step(g, budget) == Progress::Suspended {}
+    let mut by_slot = ShortestPath::over_slots(q.clone());
+    while by_slot.step(g, budget) == Progress::Suspended {}
+    let (outcome, work) = by_id.into_outcome();
+    assert_eq!(
+        by_slot.into_outcome(),
+        (outcome.clone(), work),
+        "{q:?}: by slot, budget {budget}"
+    );
+    outcome
 }
