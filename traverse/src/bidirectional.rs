@@ -107,8 +107,8 @@ impl<S: NeighborSource + ?Sized> Space for ById<'_, S> {
 
 /// Vertices by slot, through a [`DenseSource`]. This spares every arc read the lookup of its
 /// end's id, and every discovered vertex the lookup of its slot, which on a large graph are
-/// cache misses: on the DBLP-sized graph the module's path searches read an arc in about half
-/// the time this way (`results/path-slots/`). A list's cursor counts the arcs read across both
+/// cache misses: on the DBLP-sized graph the module's path searches take 0.50–0.68 of their
+/// time by id this way (median per pair, `results/path-slots/`). A list's cursor counts the arcs read across both
 /// of its rows in `next`.
 struct BySlot<'a, S: ?Sized> {
     src: &'a S,
