@@ -168,22 +168,33 @@ impl<S: DenseSource + ?Sized> Space for BySlot<'_, S> {
         let page = &mut buffers.page;
         page.clear();
         let labels = span_labels(src.labels(v, dir), rows, read, room);
-        let kept = |part: &[u32], page: &mut Vec<u32>, column: &dyn Fn(usize) -> bool| {
-            page.extend(
-                (part.iter().enumerate())
-                    .filter(|&(i, &w)| column(i) && enters(src, filter, w))
-                    .map(|(_, &w)| w),
-            );
-        };
         for (part, labels) in parts.into_iter().zip(labels) {
+            // One loop per label column, so that the loop tests no variant per arc.
             match labels {
-                ArcLabels::Narrow(l) => kept(part, page, &|i| l.kept(i, filter)),
-                ArcLabels::Wide(l) => kept(part, page, &|i| l.kept(i, filter)),
+                ArcLabels::Narrow(l) => keep(src, part, |i| l.kept(i, filter), page),
+                ArcLabels::Wide(l) => keep(src, part, |i| l.kept(i, filter), page),
             }
         }
         work.arcs_scanned += page.len() as u64;
         (done, [page, &[]])
     }
+}
+
+/// Appends the slots of `part` whose arcs pass `label_kept` (given the arc's index in `part`)
+/// and that the source's filter lets a search enter.
+#[inline]
+fn keep<S: DenseSource + ?Sized>(
+    src: &S,
+    part: &[u32],
+    label_kept: impl Fn(usize) -> bool,
+    page: &mut Vec<u32>,
+) {
+    let filter = src.filter();
+    page.extend(
+        (part.iter().enumerate())
+            .filter(|&(i, &w)| label_kept(i) && enters(src, filter, w))
+            .map(|(_, &w)| w),
+    );
 }
 
 /// One half of the bidirectional search.

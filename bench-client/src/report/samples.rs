@@ -20,7 +20,7 @@ const COLUMNS: [&str; 9] = [
 ];
 
 /// One JSON object per line.
-pub fn jsonl(samples: &[Sample]) -> anyhow::Result<String> {
+pub fn jsonl<'a>(samples: impl IntoIterator<Item = &'a Sample>) -> anyhow::Result<String> {
     let mut out = String::new();
     for sample in samples {
         out.push_str(&serde_json::to_string(sample)?);
@@ -30,7 +30,7 @@ pub fn jsonl(samples: &[Sample]) -> anyhow::Result<String> {
 }
 
 /// A header, then one line per sample; absent values (no server time, no stats) are empty.
-pub fn csv(samples: &[Sample]) -> anyhow::Result<String> {
+pub fn csv<'a>(samples: impl IntoIterator<Item = &'a Sample>) -> anyhow::Result<String> {
     let columns = columns()?;
     let mut out = columns.join(",");
     out.push('\n');

@@ -20,21 +20,21 @@ pub fn write(report: &Report, samples: &[Sample], dir: &Path) -> anyhow::Result<
     let json = dir.join(format!("{dataset}.json"));
     std::fs::write(&json, serde_json::to_string_pretty(report)?)?;
     // The concurrent workloads' calls are those that record when they began.
-    let (concurrent, one_at_a_time): (Vec<Sample>, Vec<Sample>) =
-        samples.iter().cloned().partition(|s| s.at_s.is_some());
+    let (concurrent, one_at_a_time): (Vec<&Sample>, Vec<&Sample>) =
+        samples.iter().partition(|s| s.at_s.is_some());
     let mut samples_files = vec![
         (
             format!("{dataset}-samples.jsonl"),
-            samples::jsonl(&one_at_a_time)?.into_bytes(),
+            samples::jsonl(one_at_a_time.iter().copied())?.into_bytes(),
         ),
         (
             format!("{dataset}-samples.csv"),
-            samples::csv(&one_at_a_time)?.into_bytes(),
+            samples::csv(one_at_a_time.iter().copied())?.into_bytes(),
         ),
     ];
     if !concurrent.is_empty() {
         let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-        gz.write_all(samples::csv(&concurrent)?.as_bytes())?;
+        gz.write_all(samples::csv(concurrent)?.as_bytes())?;
         samples_files.push((format!("{dataset}-mixed-samples.csv.gz"), gz.finish()?));
     }
     let mut sample_paths = Vec::new();
