@@ -1,10 +1,9 @@
+use crate::parents::{Parents, Vertex};
 use crate::rows::{enters, row_len, span, span_labels};
 use crate::{
     ArcLabels, DenseSource, Direction, Ends, LabelColumn, ListCursor, Neighbor, NeighborSource,
     Progress, Work, check_ends, discoveries_per_step, read_page,
 };
-use hashbrown::HashMap;
-use std::hash::Hash;
 
 /// What a [`ShortestPath`] should compute.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,7 +33,9 @@ pub enum PathOutcome {
 /// [`NeighborSource`] ([`ById`]), or by slot through a [`DenseSource`] ([`BySlot`]).
 trait Space {
     /// A vertex as the search keeps it.
-    type V: Copy + Eq + Hash;
+    type V: Vertex;
+    /// Every vertex as the search keeps it is below this (ids: 0, unbounded).
+    fn bound(&self) -> usize;
     /// Checks both endpoints: an outcome if the search is decided before it starts.
     fn ends(&self, source: u64, target: u64) -> Option<Ends>;
     /// `v`, which exists, as the search keeps it; `None` if it has no arcs at all.
@@ -71,6 +72,10 @@ struct ById<'a, S: ?Sized> {
 
 impl<S: NeighborSource + ?Sized> Space for ById<'_, S> {
     type V = u64;
+
+    fn bound(&self) -> usize {
+        0
+    }
 
     fn ends(&self, source: u64, target: u64) -> Option<Ends> {
         check_ends(self.src, source, target)
@@ -116,6 +121,10 @@ struct BySlot<'a, S: ?Sized> {
 
 impl<S: DenseSource + ?Sized> Space for BySlot<'_, S> {
     type V = u32;
+
+    fn bound(&self) -> usize {
+        self.src.slots()
+    }
 
     fn ends(&self, source: u64, target: u64) -> Option<Ends> {
         check_ends(self.src, source, target)
@@ -199,9 +208,9 @@ fn keep<S: DenseSource + ?Sized>(
 
 /// One half of the bidirectional search.
 #[derive(Debug, Default)]
-struct Side<V> {
-    /// Parent of every vertex this side reached (its root maps to itself).
-    parents: HashMap<V, V>,
+struct Side<V: Vertex> {
+    /// Parent of every vertex this side reached (its root is its own parent).
+    parents: V::Parents,
     frontier: Vec<V>,
     next: Vec<V>,
     cursor: usize,
@@ -214,10 +223,11 @@ struct Side<V> {
     next_degree: u64,
 }
 
-impl<V: Copy + Eq + Hash> Side<V> {
-    fn rooted_at(root: V, degree: u64) -> Self {
+impl<V: Vertex> Side<V> {
+    /// A side grown from `root`, in a search of vertices below `bound`.
+    fn rooted_at(root: V, degree: u64, bound: usize) -> Self {
         let mut side = Side {
-            parents: HashMap::default(),
+            parents: V::Parents::for_bound(bound),
             frontier: vec![root],
             next: Vec::new(),
             cursor: 0,
@@ -233,8 +243,12 @@ impl<V: Copy + Eq + Hash> Side<V> {
     /// The path from this side's root to `v`, root first.
     fn path_from_root(&self, mut v: V) -> Vec<V> {
         let mut path = vec![v];
-        while self.parents[&v] != v {
-            v = self.parents[&v];
+        loop {
+            let parent = self.parents.get(v).expect("a reached vertex has a parent");
+            if parent == v {
+                break;
+            }
+            v = parent;
             path.push(v);
         }
         path.reverse();
@@ -267,9 +281,10 @@ enum Which {
 ///
 /// `ShortestPath` ([`new`](ShortestPath::new)) reads any [`NeighborSource`] by vertex id;
 /// `ShortestPath<u32>` ([`over_slots`](ShortestPath::over_slots)) runs the same search over the
-/// slots of a [`DenseSource`], which is faster in memory (see `BySlot`).
+/// slots of a [`DenseSource`], which is faster in memory (see `BySlot`) and keeps each side's
+/// parents in an array by slot instead of a hash map (`parents.rs`).
 #[derive(Debug)]
-pub struct ShortestPath<V = u64> {
+pub struct ShortestPath<V: Vertex = u64> {
     query: PathQuery,
     forward: Side<V>,
     backward: Side<V>,
@@ -320,7 +335,7 @@ impl ShortestPath<u32> {
     }
 }
 
-impl<V: Copy + Eq + Hash + Default> ShortestPath<V> {
+impl<V: Vertex> ShortestPath<V> {
     fn with_query(query: PathQuery) -> Self {
         Self {
             query,
@@ -370,11 +385,10 @@ impl<V: Copy + Eq + Hash + Default> ShortestPath<V> {
             }
             let mut meet = None;
             for &w in page.into_iter().flatten() {
-                if side.parents.contains_key(&w) {
+                if !side.parents.insert(w, v) {
                     continue;
                 }
-                side.parents.insert(w, v);
-                if other.parents.contains_key(&w) {
+                if other.parents.get(w).is_some() {
                     meet = Some(w);
                     break;
                 }
@@ -417,8 +431,9 @@ impl<V: Copy + Eq + Hash + Default> ShortestPath<V> {
             return Some(PathOutcome::Unreachable);
         };
         self.work.lookups += 2;
-        self.forward = Side::rooted_at(source, space.degree(source, dir));
-        self.backward = Side::rooted_at(target, space.degree(target, dir.reverse()));
+        let bound = space.bound();
+        self.forward = Side::rooted_at(source, space.degree(source, dir), bound);
+        self.backward = Side::rooted_at(target, space.degree(target, dir.reverse()), bound);
         None
     }
 
@@ -486,7 +501,7 @@ mod tests {
     use super::*;
     use crate::{AdjacencyGraph, Search};
 
-    fn capacities<V>(sp: &ShortestPath<V>) -> Vec<usize> {
+    fn capacities<V: Vertex>(sp: &ShortestPath<V>) -> Vec<usize> {
         [&sp.forward, &sp.backward]
             .into_iter()
             .flat_map(|side| {
@@ -499,7 +514,11 @@ mod tests {
 
     /// Steps `sp` to its end on `g`, reserving before each step, and checks that no step grows
     /// a buffer.
-    fn run_reserved<V>(mut sp: ShortestPath<V>, g: &AdjacencyGraph, budget: u64) -> PathOutcome
+    fn run_reserved<V: Vertex>(
+        mut sp: ShortestPath<V>,
+        g: &AdjacencyGraph,
+        budget: u64,
+    ) -> PathOutcome
     where
         ShortestPath<V>: Search<AdjacencyGraph, Outcome = PathOutcome>,
     {

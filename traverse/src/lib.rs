@@ -34,6 +34,7 @@ mod filter;
 mod id_index;
 mod landmarks;
 mod overlay;
+mod parents;
 mod rows;
 mod visited;
 
