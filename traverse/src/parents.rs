@@ -72,7 +72,9 @@ struct Entry {
 }
 
 /// Parents by slot, in an array taken from a per-thread pool and given back on drop: a hash map
-/// costs a hash and a probe per arc read, the array one load (`results/path-parents/`).
+/// costs a hash and a probe per arc read, the array one load. Natively that makes the search
+/// 2.6× faster; the module's wasm build measured no change (`results/path-parents/`). Costs
+/// 8 bytes per slot while pooled.
 #[derive(Debug, Default)]
 pub struct SlotParents {
     entries: Vec<Entry>,
