@@ -12,7 +12,7 @@ use crate::module_bindings::DbConnection;
 use spacetimedb_sdk::DbContext as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long a call may wait for its result (as long as the HTTP client's timeout).
@@ -33,6 +33,22 @@ pub struct WsError {
     pub url: String,
     pub database: String,
     pub message: String,
+}
+
+/// The runtime that runs the socket I/O of every connection this process opens outside a Tokio
+/// runtime of its own. The SDK would otherwise start a runtime with a worker thread per
+/// connection, and with many connections (the throughput benchmark opens 50) most of the
+/// client's time went to switching between those threads.
+fn io_runtime() -> &'static tokio::runtime::Runtime {
+    static IO: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    IO.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .thread_name("graph-client-io")
+            .build()
+            .expect("a Tokio runtime for the client's WebSocket I/O")
+    })
 }
 
 /// The connection settings, and the current connection if there is one.
@@ -131,6 +147,10 @@ impl WsLink {
         if let Some(confirmed) = self.confirmed {
             builder = builder.with_confirmed_reads(confirmed);
         }
+        // Outside a Tokio runtime the SDK would start one per connection; share one instead.
+        let _io = tokio::runtime::Handle::try_current()
+            .is_err()
+            .then(|| io_runtime().enter());
         let conn = builder.build().map_err(|e| self.error(connect_error(&e)))?;
         conn.run_threaded();
         let live = Arc::new(Live { conn, up });
