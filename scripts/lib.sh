@@ -61,8 +61,11 @@ build_all() {
   cargo build --release --locked --workspace --all-targets
 }
 
-# On exit: stops the host and the peers this script started.
+# On exit: stops the host and the peers this script started, and runs the script's own
+# `on_exit` if it defines one (start_host and start_peers set this as the EXIT trap, replacing
+# any trap the script set itself).
 cleanup() {
+  if declare -F on_exit >/dev/null; then on_exit || true; fi
   if [ -n "${HOST_PID:-}" ]; then kill "$HOST_PID" 2>/dev/null || true; fi
   if [ -n "${PEERS_DIR:-}" ]; then
     "$ROOT/scripts/peers" stop --dir "$PEERS_DIR" || true
