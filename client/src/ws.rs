@@ -35,10 +35,11 @@ pub struct WsError {
     pub message: String,
 }
 
-/// The runtime that runs the socket I/O of every connection this process opens outside a Tokio
-/// runtime of its own. The SDK would otherwise start a runtime with a worker thread per
-/// connection, and with many connections (the throughput benchmark opens 50) most of the
-/// client's time went to switching between those threads.
+/// The runtime that runs the socket I/O and the message processing of every connection this
+/// process opens outside a Tokio runtime of its own. The SDK would otherwise start a runtime
+/// with a worker thread per connection, and `run_threaded` a message thread per connection:
+/// with many connections (the throughput benchmark opens 50) most of the client's time went
+/// to switching between those threads.
 fn io_runtime() -> &'static tokio::runtime::Runtime {
     static IO: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     IO.get_or_init(|| {
@@ -75,7 +76,8 @@ impl std::fmt::Debug for WsLink {
 
 /// An open connection and whether the SDK still considers it up.
 struct Live {
-    conn: DbConnection,
+    /// Shared with the task that processes its messages on [`io_runtime`], if it runs there.
+    conn: Arc<DbConnection>,
     up: Arc<AtomicBool>,
 }
 
@@ -147,12 +149,27 @@ impl WsLink {
         if let Some(confirmed) = self.confirmed {
             builder = builder.with_confirmed_reads(confirmed);
         }
-        // Outside a Tokio runtime the SDK would start one per connection; share one instead.
-        let _io = tokio::runtime::Handle::try_current()
+        // Outside a Tokio runtime the SDK would start one per connection; share one instead,
+        // and process the connection's messages there too. A caller inside a runtime keeps
+        // its own for the I/O, and the SDK's message thread.
+        let io = tokio::runtime::Handle::try_current()
             .is_err()
             .then(|| io_runtime().enter());
-        let conn = builder.build().map_err(|e| self.error(connect_error(&e)))?;
-        conn.run_threaded();
+        let conn = Arc::new(builder.build().map_err(|e| self.error(connect_error(&e)))?);
+        match io {
+            Some(_entered) => {
+                let (conn, down) = (conn.clone(), up.clone());
+                io_runtime().spawn(async move {
+                    if let Err(e) = conn.run_async().await {
+                        log::warn!("WebSocket connection ended: {e}");
+                    }
+                    down.store(false, Ordering::Release);
+                });
+            }
+            None => {
+                conn.run_threaded();
+            }
+        }
         let live = Arc::new(Live { conn, up });
         *slot = Some(live.clone());
         Ok(live)
