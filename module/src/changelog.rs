@@ -87,6 +87,7 @@ impl Changes {
             log.clear();
             state.covers_after = version;
         } else {
+            let mut count = log.count() + self.rows.len() as u64;
             for (kind, src, dst, attrs) in self.rows {
                 log.insert(LoggedChange {
                     version,
@@ -97,15 +98,19 @@ impl Changes {
                     weight: attrs.weight,
                 });
             }
-            while log.count() > LOG_CAPACITY && state.covers_after < version {
+            while count > LOG_CAPACITY && state.covers_after < version {
                 state.covers_after += 1;
-                log.by_version().delete(state.covers_after);
+                count -= log.by_version().delete(state.covers_after);
             }
         }
-        if stored.is_some() {
-            states.id().update(state);
-        } else {
-            states.insert(state);
+        match stored {
+            Some(old) if old == state => {}
+            Some(_) => {
+                states.id().update(state);
+            }
+            None => {
+                states.insert(state);
+            }
         }
     }
 }

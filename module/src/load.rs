@@ -196,12 +196,14 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
-    let wide = edges::any_wide(&ctx.db);
+    // Whether wide edges exist: read once, by the first range scan (a lookup needs no answer).
+    let mut wide = None;
     let mut stored = Vec::new();
     for group in arcs.chunk_by(|a, b| a.src == b.src) {
         let (src, targets) = (group[0].src, group[0].dst..=group[group.len() - 1].dst);
         stored.clear();
         if scan_pays(&ctx.db, src, group.len()) {
+            let wide = *wide.get_or_insert_with(|| edges::any_wide(&ctx.db));
             edges::list(&ctx.db, src, false, targets, usize::MAX, wide, |a| {
                 stored.push(a)
             });
