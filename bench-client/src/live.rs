@@ -113,19 +113,28 @@ fn hot_share(keys: Keys, candidates: usize, seed: u64) -> f64 {
     hits as f64 / draws as f64
 }
 
+/// What each call of a [`throughput`] phase does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Calls {
+    /// Insert one edge (`add_edges`), its source drawn by `Keys`.
+    Inserts(Keys),
+    /// Call the empty reducer: the same calls with nothing for the module to do.
+    Empty,
+}
+
 /// `connections` WebSocket connections (one thread each, up to `in_flight` calls sent and not
-/// yet answered per connection: pipelining, as the clients of SpacetimeDB's suite do) insert
-/// `inserts` distinct single edges between them, sources drawn by `keys` from `candidates`
-/// vertices at `first_id`, each edge to a fresh target. A call's latency runs from its sending
-/// until the client has its answer. Afterwards the graph's edge count must have grown by exactly
-/// `inserts`: nothing lost.
+/// yet answered per connection: pipelining, as the clients of SpacetimeDB's suite do) make
+/// `inserts` calls between them. With [`Calls::Inserts`] each inserts a distinct single edge,
+/// its source drawn by the keys from `candidates` vertices at `first_id`, to a fresh target;
+/// afterwards the graph's edge count must have grown by exactly `inserts`: nothing lost. A
+/// call's latency runs from its sending until the client has its answer.
 #[allow(clippy::too_many_arguments)]
 pub fn throughput(
     db: &GraphDb,
     connections: usize,
     in_flight: usize,
     inserts: usize,
-    keys: Keys,
+    calls: Calls,
     candidates: usize,
     first_id: u64,
     seed: u64,
@@ -134,14 +143,18 @@ pub fn throughput(
         connections > 0 && in_flight > 0 && inserts > 0,
         "nothing to insert"
     );
+    let keys = match calls {
+        Calls::Inserts(keys) => Some(keys),
+        Calls::Empty => None,
+    };
     let links: Vec<GraphDb> = (0..connections).map(|_| db.reconnect()).collect();
     for link in &links {
         link.noop(true).context("opening the connections")?;
     }
     let before = db.info()?.edges;
     let zipf = match keys {
-        Keys::Zipf(s) => Some(Zipf::new(candidates, s)),
-        Keys::Uniform => None,
+        Some(Keys::Zipf(s)) => Some(Zipf::new(candidates, s)),
+        _ => None,
     };
     let targets = first_id + candidates as u64;
     let started = Instant::now();
@@ -170,7 +183,11 @@ pub fn throughput(
                             settle(sent.pop_front().expect("a full window"))?;
                         }
                         let t = Instant::now();
-                        sent.push_back((t, link.send_add_edges(&[src], &[targets + i as u64])?));
+                        let call = match keys {
+                            Some(_) => link.send_add_edges(&[src], &[targets + i as u64])?,
+                            None => link.send_noop_reducer()?,
+                        };
+                        sent.push_back((t, call));
                     }
                     sent.into_iter().try_for_each(settle)?;
                     Ok(latencies)
@@ -184,16 +201,23 @@ pub fn throughput(
     })?;
     let seconds = started.elapsed().as_secs_f64();
     let grown = db.info()?.edges - before;
+    let expected = if keys.is_some() { inserts as u64 } else { 0 };
     ensure!(
-        grown == inserts as u64,
-        "{inserts} inserts acknowledged but the graph grew by {grown} edges"
+        grown == expected,
+        "{inserts} calls acknowledged but the graph grew by {grown} edges, not {expected}"
     );
     let latencies: Vec<f64> = latencies.into_iter().flatten().collect();
     Ok(Throughput {
+        reducer: if keys.is_some() {
+            "add_edges"
+        } else {
+            "noop_reducer"
+        }
+        .into(),
         connections,
         in_flight,
-        keys: keys.name(),
-        hot_share: hot_share(keys, candidates, seed),
+        keys: keys.map_or_else(|| "–".into(), Keys::name),
+        hot_share: keys.map_or(0.0, |keys| hot_share(keys, candidates, seed)),
         // `reconnect` keeps `db`'s setting; the benchmark opens it with the server's default.
         confirmed_reads: true,
         inserts: inserts as u64,

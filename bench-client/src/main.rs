@@ -5,7 +5,7 @@
 use anyhow::{Context, bail};
 use clap::Parser;
 use graph_bench::datasets::{DatasetSpec, with_random_labels};
-use graph_bench::live::{self, Keys};
+use graph_bench::live::{self, Calls, Keys};
 use graph_bench::load::{self, Stores};
 use graph_bench::measure;
 use graph_bench::report::markdown::{self, fmt_us};
@@ -182,7 +182,8 @@ struct Args {
     #[arg(long, default_value_t = 200)]
     propagation_writes: usize,
     /// Single-edge inserts spread over --connections WebSocket connections, once with uniform
-    /// and once with Zipf-skewed source vertices (0: skip).
+    /// and once with Zipf-skewed source vertices, then as many calls of the empty reducer (the
+    /// ceiling those inserts have on the machine), for each --in-flight value (0: skip).
     #[arg(long, default_value_t = 20_000)]
     throughput_inserts: usize,
     /// Connections of the throughput workload.
@@ -790,32 +791,43 @@ fn live_workloads(
     let mut throughput = Vec::new();
     if args.throughput_inserts > 0 {
         // Zipf s=1.3 over 10,000 sources puts ~80% of inserts on the hottest 1%: the suite's
-        // high-contention setting.
-        let phases = args
-            .in_flight
-            .iter()
-            .flat_map(|&depth| [Keys::Uniform, Keys::Zipf(1.3)].map(|keys| (depth, keys)));
-        for (i, (in_flight, keys)) in phases.enumerate() {
+        // high-contention setting. The empty reducer's phase is the ceiling those inserts have
+        // on this machine: the same calls, with nothing for the module to do.
+        let phases = args.in_flight.iter().flat_map(|&depth| {
+            [
+                Calls::Inserts(Keys::Uniform),
+                Calls::Inserts(Keys::Zipf(1.3)),
+                Calls::Empty,
+            ]
+            .map(|calls| (depth, calls))
+        });
+        for (i, (in_flight, calls)) in phases.enumerate() {
             let first_id = base + (2 + i as u64) * 10_000_000;
             let t = live::throughput(
                 db,
                 args.connections,
                 in_flight,
                 args.throughput_inserts,
-                keys,
+                calls,
                 10_000,
                 first_id,
                 args.seed,
             )?;
-            println!(
-                "{} connections, {} in flight each, {} sources ({:.0}% on the hottest 1%): {:.0} inserts/s, {} counted",
-                t.connections,
-                t.in_flight,
-                t.keys,
-                t.hot_share * 100.0,
-                t.per_second,
-                t.inserts
-            );
+            match calls {
+                Calls::Inserts(_) => println!(
+                    "{} connections, {} in flight each, {} sources ({:.0}% on the hottest 1%): {:.0} inserts/s, {} counted",
+                    t.connections,
+                    t.in_flight,
+                    t.keys,
+                    t.hot_share * 100.0,
+                    t.per_second,
+                    t.inserts
+                ),
+                Calls::Empty => println!(
+                    "{} connections, {} in flight each, the empty reducer: {:.0} calls/s",
+                    t.connections, t.in_flight, t.per_second
+                ),
+            }
             throughput.push(t);
         }
     }

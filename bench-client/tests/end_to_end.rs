@@ -168,18 +168,28 @@ fn small_benchmark_runs_verified_and_reports() {
     for p in propagation {
         assert_eq!(p["latency"]["count"], 20, "{p}");
     }
+    // Per in-flight depth: uniform inserts, Zipf inserts, then the empty reducer's ceiling.
     let throughput = report["throughput"].as_array().unwrap();
-    assert_eq!(throughput.len(), 4, "{throughput:?}");
-    for (t, in_flight) in throughput.iter().zip([1, 1, 4, 4]) {
+    assert_eq!(throughput.len(), 6, "{throughput:?}");
+    let phases = [1, 4].into_iter().flat_map(|depth| {
+        ["add_edges", "add_edges", "noop_reducer"].map(|reducer| (depth, reducer))
+    });
+    for (t, (in_flight, reducer)) in throughput.iter().zip(phases) {
         assert_eq!(
-            (&t["connections"], &t["inserts"], &t["in_flight"]),
-            (&10.into(), &500.into(), &in_flight.into()),
+            (
+                &t["connections"],
+                &t["inserts"],
+                &t["in_flight"],
+                &t["reducer"]
+            ),
+            (&10.into(), &500.into(), &in_flight.into(), &reducer.into()),
             "{t}"
         );
         assert!(t["per_second"].as_f64().unwrap() > 0.0, "{t}");
     }
     assert!(throughput[1]["hot_share"].as_f64().unwrap() > 0.5);
-    assert!(throughput[3]["hot_share"].as_f64().unwrap() > 0.5);
+    assert!(throughput[4]["hot_share"].as_f64().unwrap() > 0.5);
+    assert_eq!(throughput[5]["hot_share"].as_f64(), Some(0.0));
     // A full BFS and a shortest path at each write rate, every answer verified (graph-bench
     // fails the run otherwise) and exact for one version; the writer kept up.
     let under_writes = report["under_writes"].as_array().unwrap();

@@ -760,6 +760,16 @@ impl GraphDb {
         }
     }
 
+    /// The empty reducer, sent without waiting for its outcome (as [`GraphDb::send_add_edges`]):
+    /// what a reducer call costs the engine and the transport when the reducer does nothing.
+    pub fn send_noop_reducer(&self) -> Result<ReducerInFlight, ClientError> {
+        use mb::noop_reducer_reducer::{NoopReducerArgs, noop_reducer};
+        self.send_reducer("noop_reducer", NoopReducerArgs {}, |conn, _, reply| {
+            conn.reducers
+                .noop_reducer_then(move |_, r| reply(flatten(r)))
+        })
+    }
+
     /// The graph's counts and version.
     pub fn info(&self) -> Result<GraphMeta, ClientError> {
         Ok(self.graph_info()?.meta)

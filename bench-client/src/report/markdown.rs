@@ -186,13 +186,14 @@ pub fn table(report: &Report) -> String {
         }
     }
     if !report.throughput.is_empty() {
-        t.push_str("\n| concurrent single-edge inserts (WebSocket) | in flight per connection | keys | hottest 1% share | confirmed reads | inserts (all counted) | inserts/s | call p50 | call p99 |\n");
-        t.push_str("|---|---:|---|---:|---|---:|---:|---:|---:|\n");
+        t.push_str("\n| concurrent single-call reducers (WebSocket) | reducer | in flight per connection | keys | hottest 1% share | confirmed reads | calls (inserts all counted) | calls/s | call p50 | call p99 |\n");
+        t.push_str("|---|---|---:|---|---:|---|---:|---:|---:|---:|\n");
         for x in &report.throughput {
             let _ = writeln!(
                 t,
-                "| {} connections | {} | {} | {:.0}% | {} | {} | {:.0} | {} | {} |",
+                "| {} connections | {} | {} | {} | {:.0}% | {} | {} | {:.0} | {} | {} |",
                 x.connections,
+                x.reducer,
                 x.in_flight,
                 x.keys,
                 x.hot_share * 100.0,

@@ -401,20 +401,25 @@ pub struct Propagation {
     pub latency: Percentiles,
 }
 
-/// Single-edge inserts from many WebSocket connections at once, one call in flight each.
+/// Calls of one reducer from many WebSocket connections at once: single-edge inserts, or the
+/// empty reducer (what the engine and the transport allow when the reducer does nothing).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Throughput {
+    /// `add_edges` (one edge per call) or `noop_reducer`.
+    #[serde(default = "add_edges")]
+    pub reducer: String,
     pub connections: usize,
     /// Calls each connection had in flight at once (1: each waited for the previous answer).
     #[serde(default = "one")]
     pub in_flight: usize,
-    /// How sources were drawn: `uniform` or `zipf s=…`.
+    /// How sources were drawn: `uniform` or `zipf s=…` (`–` for the empty reducer).
     pub keys: String,
-    /// Share of inserts whose source is among the hottest 1% of candidates.
+    /// Share of inserts whose source is among the hottest 1% of candidates (0 for the empty
+    /// reducer).
     pub hot_share: f64,
     /// The connections' confirmed-reads setting (each call is answered once durable when on).
     pub confirmed_reads: bool,
-    /// Inserts acknowledged; the graph's edge count grew by exactly this many.
+    /// Calls acknowledged; for inserts, the graph's edge count grew by exactly this many.
     pub inserts: u64,
     pub seconds: f64,
     pub per_second: f64,
@@ -424,6 +429,11 @@ pub struct Throughput {
 
 fn one() -> usize {
     1
+}
+
+/// Reports written before the empty-reducer phase existed timed inserts only.
+fn add_edges() -> String {
+    "add_edges".into()
 }
 
 /// A small report to render and write in tests.
