@@ -1,9 +1,11 @@
 //! One WebSocket connection to the module through SpacetimeDB's Rust SDK and the generated
 //! bindings, shared by every call of a [`crate::graph::GraphDb`], reopened when it drops.
 //!
-//! The SDK delivers results to callbacks on its own thread; a call here queues its request,
-//! then waits for its callback, so that callers get a plain blocking API while several
-//! threads' calls pipeline over the one socket. A call whose connection drops fails with
+//! The SDK delivers results to callbacks on the thread that processes the connection's
+//! messages (for connections opened outside a Tokio runtime, the one thread that serves every
+//! such connection of the process); a call here queues its request, then waits for its
+//! callback, so that callers get a plain blocking API while several threads' calls pipeline
+//! over the one socket. A call whose connection drops fails with
 //! [`ClientError::Connection`], or, when it is safe to send again (queries, idempotent writes),
 //! is sent once more on a new connection.
 
@@ -320,6 +322,9 @@ fn connect_error(e: &spacetimedb_sdk::Error) -> String {
 }
 
 /// A handle on the open connection, for subscriptions and table callbacks (see `graph watch`).
+/// Callbacks run on the thread that processes the messages of every connection this process
+/// opened outside a Tokio runtime: they must return quickly and never wait for another call's
+/// answer (hand the work to another thread, as `watch` does through a channel).
 #[derive(Clone)]
 pub struct DbConnectionRef(Arc<Live>);
 
