@@ -415,7 +415,7 @@ impl DenseSource for AdjacencyGraph {
         self.slot_label(slot)
     }
 
-    #[inline]
+    #[inline(always)]
     fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
         match dir {
             Direction::Out => [self.row(slot, false), &[]],

@@ -1,4 +1,4 @@
-use crate::parents::{Parents, Vertex};
+use crate::parents::{Half, Parents, Vertex};
 use crate::rows::{enters, row_len, span, span_labels};
 use crate::{
     ArcLabels, DenseSource, Direction, Ends, LabelColumn, ListCursor, Neighbor, NeighborSource,
@@ -139,6 +139,7 @@ impl<S: DenseSource + ?Sized> Space for BySlot<'_, S> {
         self.src.vertex(v)
     }
 
+    #[inline(always)]
     fn degree(&self, v: u32, dir: Direction) -> u64 {
         row_len(self.src.rows(v, dir))
     }
@@ -206,11 +207,9 @@ fn keep<S: DenseSource + ?Sized>(
     );
 }
 
-/// One half of the bidirectional search.
+/// One half of the bidirectional search (the vertices it reached are in the search's parents).
 #[derive(Debug, Default)]
 struct Side<V: Vertex> {
-    /// Parent of every vertex this side reached (its root is its own parent).
-    parents: V::Parents,
     frontier: Vec<V>,
     next: Vec<V>,
     cursor: usize,
@@ -224,35 +223,13 @@ struct Side<V: Vertex> {
 }
 
 impl<V: Vertex> Side<V> {
-    /// A side grown from `root`, in a search of vertices below `bound`.
-    fn rooted_at(root: V, degree: u64, bound: usize) -> Self {
-        let mut side = Side {
-            parents: V::Parents::for_bound(bound),
+    /// A side grown from `root` (whose parent the caller records).
+    fn rooted_at(root: V, degree: u64) -> Self {
+        Side {
             frontier: vec![root],
-            next: Vec::new(),
-            cursor: 0,
-            list: None,
-            depth: 0,
             frontier_degree: degree,
-            next_degree: 0,
-        };
-        side.parents.insert(root, root);
-        side
-    }
-
-    /// The path from this side's root to `v`, root first.
-    fn path_from_root(&self, mut v: V) -> Vec<V> {
-        let mut path = vec![v];
-        loop {
-            let parent = self.parents.get(v).expect("a reached vertex has a parent");
-            if parent == v {
-                break;
-            }
-            v = parent;
-            path.push(v);
+            ..Side::default()
         }
-        path.reverse();
-        path
     }
 
     fn advance_level(&mut self) {
@@ -262,12 +239,6 @@ impl<V: Vertex> Side<V> {
         self.cursor = 0;
         self.depth += 1;
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Which {
-    Forward,
-    Backward,
 }
 
 /// Balanced bidirectional BFS, resumable between transactions.
@@ -281,15 +252,17 @@ enum Which {
 ///
 /// `ShortestPath` ([`new`](ShortestPath::new)) reads any [`NeighborSource`] by vertex id;
 /// `ShortestPath<u32>` ([`over_slots`](ShortestPath::over_slots)) runs the same search over the
-/// slots of a [`DenseSource`], which is faster in memory (see `BySlot`) and keeps each side's
+/// slots of a [`DenseSource`], which is faster in memory (see `BySlot`) and keeps both sides'
 /// parents in an array by slot instead of a hash map (`parents.rs`).
 #[derive(Debug)]
 pub struct ShortestPath<V: Vertex = u64> {
     query: PathQuery,
     forward: Side<V>,
     backward: Side<V>,
+    /// Parent of every vertex either side reached (a root is its own parent), and its side.
+    parents: V::Parents,
     /// The side whose level is being grown; `None` at a level boundary.
-    growing: Option<Which>,
+    growing: Option<Half>,
     started: bool,
     outcome: Option<PathOutcome>,
     work: Work,
@@ -341,6 +314,7 @@ impl<V: Vertex> ShortestPath<V> {
             query,
             forward: Side::default(),
             backward: Side::default(),
+            parents: V::Parents::default(),
             growing: None,
             started: false,
             outcome: None,
@@ -371,9 +345,9 @@ impl<V: Vertex> ShortestPath<V> {
             if self.work.units() >= limit {
                 return Progress::Suspended;
             }
-            let (side, other, dir) = match which {
-                Which::Forward => (&mut self.forward, &self.backward, self.query.dir),
-                Which::Backward => (&mut self.backward, &self.forward, self.query.dir.reverse()),
+            let (side, dir) = match which {
+                Half::Forward => (&mut self.forward, self.query.dir),
+                Half::Backward => (&mut self.backward, self.query.dir.reverse()),
             };
             let v = side.frontier[side.cursor];
             // Each new vertex costs a degree lookup as well as its arc: pages of half the room.
@@ -385,19 +359,24 @@ impl<V: Vertex> ShortestPath<V> {
             }
             let mut meet = None;
             for &w in page.into_iter().flatten() {
-                if !side.parents.insert(w, v) {
-                    continue;
-                }
-                if other.parents.get(w).is_some() {
-                    meet = Some(w);
-                    break;
+                match self.parents.insert(w, v, which) {
+                    None => {}
+                    Some(known) if known == which => continue,
+                    Some(_) => {
+                        meet = Some(w);
+                        break;
+                    }
                 }
                 side.next.push(w);
                 side.next_degree += space.degree(w, dir);
                 self.work.lookups += 1;
             }
             if let Some(w) = meet {
-                let path = self.path_through(space, w);
+                let (f, b) = match which {
+                    Half::Forward => (v, w),
+                    Half::Backward => (w, v),
+                };
+                let path = self.path_through(space, f, b);
                 return self.finish(PathOutcome::Found(path));
             }
             if side.cursor == side.frontier.len() {
@@ -431,14 +410,16 @@ impl<V: Vertex> ShortestPath<V> {
             return Some(PathOutcome::Unreachable);
         };
         self.work.lookups += 2;
-        let bound = space.bound();
-        self.forward = Side::rooted_at(source, space.degree(source, dir), bound);
-        self.backward = Side::rooted_at(target, space.degree(target, dir.reverse()), bound);
+        self.parents = V::Parents::for_bound(space.bound());
+        self.parents.insert(source, source, Half::Forward);
+        self.parents.insert(target, target, Half::Backward);
+        self.forward = Side::rooted_at(source, space.degree(source, dir));
+        self.backward = Side::rooted_at(target, space.degree(target, dir.reverse()));
         None
     }
 
     /// At a level boundary: stops if no shorter path can exist, else picks the cheaper side.
-    fn choose_side(&mut self) -> Result<Which, PathOutcome> {
+    fn choose_side(&mut self) -> Result<Half, PathOutcome> {
         if self.forward.frontier.is_empty() || self.backward.frontier.is_empty() {
             return Err(PathOutcome::Unreachable);
         }
@@ -448,21 +429,34 @@ impl<V: Vertex> ShortestPath<V> {
         }
         let cost = |side: &Side<V>| (side.frontier_degree, side.frontier.len());
         let which = if cost(&self.backward) < cost(&self.forward) {
-            Which::Backward
+            Half::Backward
         } else {
-            Which::Forward
+            Half::Forward
         };
         self.growing = Some(which);
         Ok(which)
     }
 
-    /// The path source → … → `meet` → … → target, as ids.
-    fn path_through<Sp: Space<V = V>>(&self, space: &Sp, meet: V) -> Vec<u64> {
-        let mut path = self.forward.path_from_root(meet);
-        let mut back = self.backward.path_from_root(meet);
-        back.pop(); // `meet` is already the last vertex of `path`
-        path.extend(back.into_iter().rev());
+    /// The path source → … → `f` → `b` → … → target, as ids, where the forward side reached
+    /// `f` and the backward side `b`.
+    fn path_through<Sp: Space<V = V>>(&self, space: &Sp, f: V, b: V) -> Vec<u64> {
+        let mut path = self.path_from_root(f);
+        path.reverse();
+        path.extend(self.path_from_root(b));
         path.into_iter().map(|v| space.id(v)).collect()
+    }
+
+    /// `v`, its parent, and so on up to the root of the side that reached `v`.
+    fn path_from_root(&self, mut v: V) -> Vec<V> {
+        let mut path = vec![v];
+        loop {
+            let parent = self.parents.get(v).expect("a reached vertex has a parent");
+            if parent == v {
+                return path;
+            }
+            v = parent;
+            path.push(v);
+        }
     }
 
     fn finish(&mut self, outcome: PathOutcome) -> Progress {
@@ -475,8 +469,8 @@ impl<V: Vertex> ShortestPath<V> {
     /// [`crate::Bfs::reserve`]). Call it between transactions.
     pub fn reserve(&mut self, budget: u64) {
         let n = discoveries_per_step(budget);
+        self.parents.reserve(n);
         for side in [&mut self.forward, &mut self.backward] {
-            side.parents.reserve(n);
             side.frontier.reserve(n);
             side.next.reserve(n);
         }
@@ -507,8 +501,9 @@ mod tests {
             .flat_map(|side| {
                 let mut levels = [side.frontier.capacity(), side.next.capacity()];
                 levels.sort_unstable();
-                [levels[0], levels[1], side.parents.capacity()]
+                levels
             })
+            .chain([sp.parents.capacity()])
             .collect()
     }
 

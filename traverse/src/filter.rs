@@ -314,7 +314,7 @@ impl DenseSource for FilteredGraph<'_> {
         self.graph.slot_label(slot)
     }
 
-    #[inline]
+    #[inline(always)]
     fn rows(&self, slot: u32, dir: Direction) -> [&[u32]; 2] {
         self.graph.rows(slot, dir)
     }
