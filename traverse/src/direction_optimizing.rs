@@ -352,14 +352,14 @@ impl DirectionOptimizingBfs {
     }
 
     /// Marks `w` visited and puts it in the next frontier.
-    #[inline]
+    #[inline(always)]
     fn discover<S: DenseSource + ?Sized>(&mut self, src: &S, w: u32) {
         let up = row_len(src.rows(w, self.query.dir.reverse()));
         self.discover_with(src, w, up);
     }
 
     /// [`discover`](Self::discover), given the length of `w`'s rows backwards, `up`.
-    #[inline]
+    #[inline(always)]
     fn discover_with<S: DenseSource + ?Sized>(&mut self, src: &S, w: u32, up: u64) {
         set_bit(&mut self.visited, w);
         set_bit(&mut self.next_bits, w);
