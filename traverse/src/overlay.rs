@@ -103,8 +103,8 @@ struct Rows {
 }
 
 impl Rows {
-    /// Inlined up to the bit test, which answers for most slots, so that reading a row costs
-    /// a search no call (a call costs more in the module's wasm than natively).
+    /// Inlined up to the bit test, which answers for most slots, so that a search reads a row
+    /// without a call (a call costs the module's wasm more than native code).
     #[inline(always)]
     fn get(&self, slot: u32) -> Option<&Row> {
         if self.map.is_empty() {
