@@ -440,14 +440,14 @@ impl<V: Vertex> ShortestPath<V> {
     /// The path source → … → `f` → `b` → … → target, as ids, where the forward side reached
     /// `f` and the backward side `b`.
     fn path_through<Sp: Space<V = V>>(&self, space: &Sp, f: V, b: V) -> Vec<u64> {
-        let mut path = self.path_from_root(f);
+        let mut path = self.path_to_root(f);
         path.reverse();
-        path.extend(self.path_from_root(b));
+        path.extend(self.path_to_root(b));
         path.into_iter().map(|v| space.id(v)).collect()
     }
 
     /// `v`, its parent, and so on up to the root of the side that reached `v`.
-    fn path_from_root(&self, mut v: V) -> Vec<V> {
+    fn path_to_root(&self, mut v: V) -> Vec<V> {
         let mut path = vec![v];
         loop {
             let parent = self.parents.get(v).expect("a reached vertex has a parent");
