@@ -411,6 +411,39 @@ impl GraphDb {
         })
     }
 
+    /// Sends a reducer call and returns at once, its outcome going to `then` (see
+    /// [`GraphDb::add_edges_then`]).
+    fn reducer_then<A>(
+        &self,
+        name: &'static str,
+        args: A,
+        ws: impl Fn(&DbConnection, A, Reply<Result<(), String>>) -> spacetimedb_sdk::Result<()>,
+        then: impl FnOnce(Result<(), ClientError>) + Send + 'static,
+    ) -> Result<(), ClientError>
+    where
+        A: __sats::Serialize + Clone,
+    {
+        match &self.transport {
+            Transport::Http => {
+                then(self.http_reducer(name, &args));
+                Ok(())
+            }
+            Transport::Ws(link) => link.send_then(
+                name,
+                &|conn, reply| ws(conn, args.clone(), reply),
+                Box::new(move |answer| {
+                    then(match answer {
+                        Ok(outcome) => outcome.map_err(|message| reducer_failed(name, message)),
+                        Err(message) => Err(ClientError::Internal {
+                            function: name.to_string(),
+                            message,
+                        }),
+                    })
+                }),
+            ),
+        }
+    }
+
     /// A reducer call over the HTTP call route, where a 530 is the reducer's own failure.
     fn http_reducer<A: __sats::Serialize>(
         &self,
@@ -456,6 +489,34 @@ impl GraphDb {
             conn.reducers
                 .add_edges_then(a.src, a.dst, move |_, r| reply(flatten(r)))
         })
+    }
+
+    /// [`GraphDb::add_edges`], sent without waiting: `then` gets the outcome, the way the SDK's
+    /// `_then` callbacks do. Over the WebSocket `then` runs on the thread that processes the
+    /// connection's messages, so it must return quickly; it may send further calls, which is
+    /// how a client keeps a connection busy without a thread waiting on each call. If the
+    /// connection drops first, `then` is never called. Over HTTP the call completes, and
+    /// `then` runs, before this returns.
+    pub fn add_edges_then(
+        &self,
+        src: &[u64],
+        dst: &[u64],
+        then: impl FnOnce(Result<(), ClientError>) + Send + 'static,
+    ) -> Result<(), ClientError> {
+        use mb::add_edges_reducer::{AddEdgesArgs, add_edges};
+        let args = AddEdgesArgs {
+            src: src.to_vec(),
+            dst: dst.to_vec(),
+        };
+        self.reducer_then(
+            "add_edges",
+            args,
+            |conn, a, reply| {
+                conn.reducers
+                    .add_edges_then(a.src, a.dst, move |_, r| reply(flatten(r)))
+            },
+            then,
+        )
     }
 
     /// Inserts edges with labels and weights in one call (at most [`MAX_BATCH_EDGES`]):
@@ -760,14 +821,22 @@ impl GraphDb {
         }
     }
 
-    /// The empty reducer, sent without waiting for its outcome (as [`GraphDb::send_add_edges`]):
-    /// what a reducer call costs the engine and the transport when the reducer does nothing.
-    pub fn send_noop_reducer(&self) -> Result<ReducerInFlight, ClientError> {
+    /// The empty reducer, its outcome going to `then` (as [`GraphDb::add_edges_then`]): what a
+    /// reducer call costs the engine and the transport when the reducer does nothing.
+    pub fn noop_reducer_then(
+        &self,
+        then: impl FnOnce(Result<(), ClientError>) + Send + 'static,
+    ) -> Result<(), ClientError> {
         use mb::noop_reducer_reducer::{NoopReducerArgs, noop_reducer};
-        self.send_reducer("noop_reducer", NoopReducerArgs {}, |conn, _, reply| {
-            conn.reducers
-                .noop_reducer_then(move |_, r| reply(flatten(r)))
-        })
+        self.reducer_then(
+            "noop_reducer",
+            NoopReducerArgs {},
+            |conn, _, reply| {
+                conn.reducers
+                    .noop_reducer_then(move |_, r| reply(flatten(r)))
+            },
+            then,
+        )
     }
 
     /// The graph's counts and version.

@@ -213,6 +213,19 @@ impl WsLink {
         self.send_on(self.live()?, what, send)
     }
 
+    /// Queues a request with `send` and returns at once; `reply` gets the answer on the thread
+    /// that processes the connection's messages, as the SDK's callbacks do (so it must return
+    /// quickly; it may send further requests). If the connection drops first, `reply` is
+    /// never called.
+    pub fn send_then<R: Send + 'static>(
+        &self,
+        what: &str,
+        send: Request<'_, R>,
+        reply: Reply<R>,
+    ) -> Result<(), ClientError> {
+        self.send_with(&self.live()?, what, send, reply)
+    }
+
     /// [`Self::send`] on the connection `live`.
     fn send_on<R: Send + 'static>(
         &self,
@@ -224,14 +237,25 @@ impl WsLink {
         let reply: Reply<R> = Box::new(move |result| {
             let _ = tx.send(result);
         });
-        if let Err(e) = send(&live.conn, reply) {
-            self.drop_if_current(&live);
-            return Err(self.error(format!("{what}: could not send the request: {e}")));
-        }
+        self.send_with(&live, what, send, reply)?;
         Ok(Pending {
             live,
             rx,
             deadline: Instant::now() + CALL_TIMEOUT,
+        })
+    }
+
+    /// Queues a request with `send` on the connection `live`, its answer going to `reply`.
+    fn send_with<R: Send + 'static>(
+        &self,
+        live: &Arc<Live>,
+        what: &str,
+        send: Request<'_, R>,
+        reply: Reply<R>,
+    ) -> Result<(), ClientError> {
+        send(&live.conn, reply).map_err(|e| {
+            self.drop_if_current(live);
+            self.error(format!("{what}: could not send the request: {e}"))
         })
     }
 

@@ -277,9 +277,9 @@ fn check_path(
     }
 }
 
-/// Calls sent without waiting (many in flight on one WebSocket) all land, each failure reaches
-/// its own caller and takes nothing else with it; over HTTP the same API completes each call
-/// as it is sent.
+/// Calls sent without waiting (many in flight on one WebSocket), by both ways of sending them
+/// (a handle to wait on, a callback), all land; each failure reaches its own caller and takes
+/// nothing else with it; over HTTP the same API completes each call as it is sent.
 #[test]
 fn pipelined_writes_all_land_and_fail_alone() {
     let host = TestHost::start();
@@ -290,17 +290,33 @@ fn pipelined_writes_all_land_and_fail_alone() {
     ] {
         db.clear().unwrap();
         let edges: Vec<(u64, u64)> = (0..300).map(|i| (i % 17, 1_000 + i)).collect();
+        let (answers, called_back) = std::sync::mpsc::channel();
         let mut sent = Vec::new();
+        let mut then_calls = 0;
         for (i, &(s, d)) in edges.iter().enumerate() {
-            sent.push(db.send_add_edges(&[s], &[d]).unwrap());
+            if i % 2 == 0 {
+                sent.push(db.send_add_edges(&[s], &[d]).unwrap());
+            } else {
+                let answers = answers.clone();
+                db.add_edges_then(&[s], &[d], move |o| answers.send(o).unwrap())
+                    .unwrap();
+                then_calls += 1;
+            }
+            // Two sources, one target: the module refuses the call.
             if i % 100 == 50 {
-                // Two sources, one target: the module refuses the call.
                 sent.push(db.send_add_edges(&[1, 2], &[3]).unwrap());
+            } else if i % 100 == 75 {
+                let answers = answers.clone();
+                db.add_edges_then(&[1, 2], &[3], move |o| answers.send(o).unwrap())
+                    .unwrap();
+                then_calls += 1;
             }
         }
-        let outcomes: Vec<_> = sent.into_iter().map(|call| call.wait()).collect();
+        let mut outcomes: Vec<_> = sent.into_iter().map(|call| call.wait()).collect();
+        let timeout = std::time::Duration::from_secs(30);
+        outcomes.extend((0..then_calls).map(|_| called_back.recv_timeout(timeout).unwrap()));
         let failed: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
-        assert_eq!(failed.len(), 3, "{:?}: {failed:?}", db.transport());
+        assert_eq!(failed.len(), 6, "{:?}: {failed:?}", db.transport());
         for e in failed {
             assert!(
                 matches!(e, ClientError::ReducerFailed { reducer, .. } if reducer == "add_edges"),
