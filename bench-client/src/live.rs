@@ -4,11 +4,12 @@
 
 use crate::report::model::{Percentiles, Propagation, Throughput};
 use anyhow::{Context, bail, ensure};
-use graph_client::graph::{GraphDb, ReducerInFlight};
+use graph_client::graph::{ClientError, GraphDb, TransportKind};
 use graph_client::watch::{Change, watch};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -122,12 +123,15 @@ pub enum Calls {
     Empty,
 }
 
-/// `connections` WebSocket connections (one thread each, up to `in_flight` calls sent and not
-/// yet answered per connection: pipelining, as the clients of SpacetimeDB's suite do) make
-/// `inserts` calls between them. With [`Calls::Inserts`] each inserts a distinct single edge,
-/// its source drawn by the keys from `candidates` vertices at `first_id`, to a fresh target;
-/// afterwards the graph's edge count must have grown by exactly `inserts`: nothing lost. A
-/// call's latency runs from its sending until the client has its answer.
+/// `connections` WebSocket connections (up to `in_flight` calls sent and not yet answered per
+/// connection: pipelining, as the clients of SpacetimeDB's suite do) make `inserts` calls
+/// between them. With [`Calls::Inserts`] each inserts a distinct single edge, its source drawn
+/// by the keys from `candidates` vertices at `first_id`, to a fresh target; afterwards the
+/// graph's edge count must have grown by exactly `inserts`: nothing lost. A call's latency runs
+/// from its sending until the client has its answer.
+///
+/// Each answer's callback sends its connection's next call (see [`Pipeline`]), so no thread
+/// waits on a call: the client's share of the two cores goes to its sockets and the SDK.
 #[allow(clippy::too_many_arguments)]
 pub fn throughput(
     db: &GraphDb,
@@ -143,62 +147,73 @@ pub fn throughput(
         connections > 0 && in_flight > 0 && inserts > 0,
         "nothing to insert"
     );
+    // Over HTTP a callback runs inside the call that sends it, so the chain would recurse.
+    ensure!(
+        db.transport() == TransportKind::Ws,
+        "the throughput benchmark runs over the WebSocket"
+    );
     let keys = match calls {
         Calls::Inserts(keys) => Some(keys),
         Calls::Empty => None,
     };
-    let links: Vec<GraphDb> = (0..connections).map(|_| db.reconnect()).collect();
+    let links: Vec<GraphDb> = (0..connections.min(inserts))
+        .map(|_| db.reconnect())
+        .collect();
     for link in &links {
         link.noop(true).context("opening the connections")?;
     }
     let before = db.info()?.edges;
     let zipf = match keys {
-        Some(Keys::Zipf(s)) => Some(Zipf::new(candidates, s)),
+        Some(Keys::Zipf(s)) => Some(Arc::new(Zipf::new(candidates, s))),
         _ => None,
     };
-    let targets = first_id + candidates as u64;
+    let (done, finished) = mpsc::channel();
+    let answered = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    let latencies = std::thread::scope(|scope| {
-        let workers: Vec<_> = links
-            .iter()
-            .enumerate()
-            .map(|(c, link)| {
-                let zipf = zipf.as_ref();
-                scope.spawn(move || -> anyhow::Result<Vec<f64>> {
-                    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ c as u64);
-                    let mut latencies = Vec::new();
-                    let mut sent = VecDeque::with_capacity(in_flight);
-                    let mut settle = |(t, call): (Instant, ReducerInFlight)| {
-                        call.wait()?;
-                        latencies.push(t.elapsed().as_secs_f64() * 1e6);
-                        anyhow::Ok(())
-                    };
-                    for i in (c..inserts).step_by(connections) {
-                        let src = first_id
-                            + match zipf {
-                                Some(z) => z.sample(&mut rng),
-                                None => rng.gen_range(0..candidates),
-                            } as u64;
-                        if sent.len() == in_flight {
-                            settle(sent.pop_front().expect("a full window"))?;
-                        }
-                        let t = Instant::now();
-                        let call = match keys {
-                            Some(_) => link.send_add_edges(&[src], &[targets + i as u64])?,
-                            None => link.send_noop_reducer()?,
-                        };
-                        sent.push_back((t, call));
+    for (c, link) in links.into_iter().enumerate() {
+        let pipeline = Arc::new(Pipeline {
+            link,
+            calls,
+            zipf: zipf.clone(),
+            candidates,
+            first_id,
+            targets: first_id + candidates as u64,
+            end: inserts,
+            step: connections,
+            state: Mutex::new(PipelineState {
+                rng: ChaCha8Rng::seed_from_u64(seed ^ c as u64),
+                next: c,
+                open: 0,
+                latencies: Vec::new(),
+                error: None,
+            }),
+            answered: answered.clone(),
+            done: done.clone(),
+        });
+        for _ in 0..in_flight {
+            pipeline.send_next();
+        }
+    }
+    let mut latencies = Vec::with_capacity(inserts);
+    let (mut last, mut progress) = (0, Instant::now());
+    for _ in 0..connections.min(inserts) {
+        let ended = loop {
+            match finished.recv_timeout(Duration::from_secs(1)) {
+                Ok(ended) => break ended,
+                Err(_) => {
+                    let now = answered.load(Ordering::Relaxed);
+                    if now != last {
+                        (last, progress) = (now, Instant::now());
                     }
-                    sent.into_iter().try_for_each(settle)?;
-                    Ok(latencies)
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("insert thread"))
-            .collect::<anyhow::Result<Vec<_>>>()
-    })?;
+                    ensure!(
+                        progress.elapsed() < STALL,
+                        "no call answered for {STALL:?} ({now} of {inserts} answered)"
+                    );
+                }
+            }
+        };
+        latencies.extend(ended?);
+    }
     let seconds = started.elapsed().as_secs_f64();
     let grown = db.info()?.edges - before;
     let expected = if keys.is_some() { inserts as u64 } else { 0 };
@@ -206,7 +221,6 @@ pub fn throughput(
         grown == expected,
         "{inserts} calls acknowledged but the graph grew by {grown} edges, not {expected}"
     );
-    let latencies: Vec<f64> = latencies.into_iter().flatten().collect();
     Ok(Throughput {
         reducer: if keys.is_some() {
             "add_edges"
@@ -225,6 +239,98 @@ pub fn throughput(
         per_second: inserts as f64 / seconds,
         latency: Percentiles::of(&latencies),
     })
+}
+
+/// How long a throughput phase may go without an answer before it fails.
+const STALL: Duration = Duration::from_secs(60);
+
+/// One connection's share of a [`throughput`] phase: calls `next`, `next + step`, ... below
+/// `end`. Every answer's callback (on the client's message thread) records the call's latency
+/// and sends the next call, so the connection keeps as many calls in flight as it started with.
+struct Pipeline {
+    link: GraphDb,
+    calls: Calls,
+    zipf: Option<Arc<Zipf>>,
+    candidates: usize,
+    first_id: u64,
+    /// Call `i` inserts an edge to the fresh vertex `targets + i`.
+    targets: u64,
+    end: usize,
+    step: usize,
+    state: Mutex<PipelineState>,
+    /// Calls answered, over all connections (the stall check reads it).
+    answered: Arc<AtomicUsize>,
+    /// Gets the latencies (µs) once every call sent has been answered and none is left to
+    /// send, or the first error.
+    done: mpsc::Sender<anyhow::Result<Vec<f64>>>,
+}
+
+struct PipelineState {
+    rng: ChaCha8Rng,
+    next: usize,
+    /// Calls sent and not yet answered.
+    open: usize,
+    latencies: Vec<f64>,
+    /// The first failure: no call is sent after it.
+    error: Option<anyhow::Error>,
+}
+
+impl Pipeline {
+    /// Sends the next call, if any is left and none failed.
+    fn send_next(self: &Arc<Self>) {
+        let (i, src) = {
+            let mut state = self.state.lock().unwrap();
+            if state.next >= self.end || state.error.is_some() {
+                return;
+            }
+            let i = state.next;
+            state.next += self.step;
+            state.open += 1;
+            let drawn = match &self.zipf {
+                Some(z) => z.sample(&mut state.rng),
+                None => state.rng.gen_range(0..self.candidates),
+            };
+            (i, self.first_id + drawn as u64)
+        };
+        let me = self.clone();
+        let sent_at = Instant::now();
+        let then = move |outcome: Result<(), ClientError>| {
+            me.answered(outcome.map(|()| sent_at.elapsed().as_secs_f64() * 1e6))
+        };
+        let sent = match self.calls {
+            Calls::Inserts(_) => self
+                .link
+                .add_edges_then(&[src], &[self.targets + i as u64], then),
+            Calls::Empty => self.link.noop_reducer_then(then),
+        };
+        if let Err(e) = sent {
+            self.answered(Err(e));
+        }
+    }
+
+    /// Takes one call's outcome (its latency in µs), then sends the next call or, if this was
+    /// the last open one, reports.
+    fn answered(self: &Arc<Self>, outcome: Result<f64, ClientError>) {
+        self.answered.fetch_add(1, Ordering::Relaxed);
+        let mut state = self.state.lock().unwrap();
+        state.open -= 1;
+        match outcome {
+            Ok(latency) => state.latencies.push(latency),
+            Err(e) => {
+                state.error.get_or_insert(e.into());
+            }
+        }
+        if state.error.is_none() && state.next < self.end {
+            drop(state);
+            self.send_next();
+        } else if state.open == 0 {
+            let report = match state.error.take() {
+                Some(e) => Err(e),
+                None => Ok(std::mem::take(&mut state.latencies)),
+            };
+            let _ = self.done.send(report);
+        }
+    }
 }
 
 #[cfg(test)]
