@@ -156,9 +156,9 @@ pub fn throughput(
         Calls::Inserts(keys) => Some(keys),
         Calls::Empty => None,
     };
-    let links: Vec<GraphDb> = (0..connections.min(inserts))
-        .map(|_| db.reconnect())
-        .collect();
+    // Only connections with a call to make are opened.
+    let opened = connections.min(inserts);
+    let links: Vec<GraphDb> = (0..opened).map(|_| db.reconnect()).collect();
     for link in &links {
         link.noop(true).context("opening the connections")?;
     }
@@ -196,7 +196,7 @@ pub fn throughput(
     }
     let mut latencies = Vec::with_capacity(inserts);
     let (mut last, mut progress) = (0, Instant::now());
-    for _ in 0..connections.min(inserts) {
+    for _ in 0..opened {
         let ended = loop {
             match finished.recv_timeout(Duration::from_secs(1)) {
                 Ok(ended) => break ended,

@@ -5,7 +5,8 @@
 //! messages (for connections opened outside a Tokio runtime, the one thread that serves every
 //! such connection of the process); a call here queues its request, then waits for its
 //! callback, so that callers get a plain blocking API while several threads' calls pipeline
-//! over the one socket. A call whose connection drops fails with
+//! over the one socket ([`WsLink::send_then`] hands the answer to a callback instead). A call
+//! whose connection drops fails with
 //! [`ClientError::Connection`], or, when it is safe to send again (queries, idempotent writes),
 //! is sent once more on a new connection.
 

@@ -7,10 +7,10 @@
 //! which versions it still covers (`change_log_state.covers_after`).
 //!
 //! The log is bounded: it keeps about [`LOG_CAPACITY`] changes, trimming whole versions from the
-//! oldest once it holds [`TRIM_STEP`] more. A write that changes more than [`MAX_LOGGED_PER_WRITE`] rows at once (a bulk-load
-//! batch) is not logged row by row: it resets the log instead, so a bulk load costs the log
-//! nothing, and readers behind it rebuild (a snapshot) or report that they could not pin (a
-//! traversal).
+//! oldest once it holds [`TRIM_STEP`] more. A write that changes more than
+//! [`MAX_LOGGED_PER_WRITE`] rows at once (a bulk-load batch) is not logged row by row: it resets
+//! the log instead, so a bulk load costs the log nothing, and readers behind it rebuild (a
+//! snapshot) or report that they could not pin (a traversal).
 
 use crate::schema::{ChangeKind, ChangeLogState, LoggedChange, change_log, change_log_state};
 use graph_traverse::{ArcAttrs, Change};
