@@ -12,6 +12,7 @@
 //! the log instead, so a bulk load costs the log nothing, and readers behind it rebuild (a
 //! snapshot) or report that they could not pin (a traversal).
 
+use crate::rows;
 use crate::schema::{ChangeKind, ChangeLogState, LoggedChange, change_log, change_log_state};
 use graph_traverse::{ArcAttrs, Change};
 use spacetimedb::{Local, ReducerContext, Table};
@@ -92,16 +93,19 @@ impl Changes {
             log.clear();
             state.covers_after = version;
         } else {
-            let mut count = log.count() + self.rows.len() as u64;
+            let mut count = rows::count(&log) + self.rows.len() as u64;
             for (kind, src, dst, attrs) in self.rows {
-                log.insert(LoggedChange {
-                    version,
-                    kind,
-                    src,
-                    dst,
-                    label: attrs.label,
-                    weight: attrs.weight,
-                });
+                rows::insert(
+                    &log,
+                    &LoggedChange {
+                        version,
+                        kind,
+                        src,
+                        dst,
+                        label: attrs.label,
+                        weight: attrs.weight,
+                    },
+                );
             }
             if count > LOG_CAPACITY + TRIM_STEP {
                 while count > LOG_CAPACITY && state.covers_after < version {

@@ -7,6 +7,7 @@
 //! and those in `wide_edge` all at or above it, so reading `edge` first and `wide_edge` second
 //! gives the list in neighbor order.
 
+use crate::rows;
 use crate::schema::ranged;
 use crate::schema::{Edge, NO_LABEL, WideEdge, edge, wide_edge};
 use graph_traverse::ArcAttrs;
@@ -106,19 +107,25 @@ pub fn insert(db: &Local, arc: Arc) {
         weight,
     } = arc;
     if arc.is_narrow() {
-        db.edge().insert(Edge {
-            fwd: pack(src, dst),
-            rev: pack(dst, src),
-            label,
-            weight,
-        });
+        rows::insert(
+            &db.edge(),
+            &Edge {
+                fwd: pack(src, dst),
+                rev: pack(dst, src),
+                label,
+                weight,
+            },
+        );
     } else {
-        db.wide_edge().insert(WideEdge {
-            fwd: pack_wide(src, dst),
-            rev: pack_wide(dst, src),
-            label,
-            weight,
-        });
+        rows::insert(
+            &db.wide_edge(),
+            &WideEdge {
+                fwd: pack_wide(src, dst),
+                rev: pack_wide(dst, src),
+                label,
+                weight,
+            },
+        );
     }
 }
 

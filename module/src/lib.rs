@@ -18,6 +18,7 @@ mod load;
 mod memory;
 mod pin;
 mod procedures;
+mod rows;
 mod schema;
 mod snapshot;
 mod source;

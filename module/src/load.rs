@@ -7,6 +7,7 @@ use crate::access::check_writer;
 use crate::changelog::Changes;
 use crate::edges::{self, Arc};
 use crate::labels;
+use crate::rows;
 use crate::schema::{GraphMeta, NO_LABEL, Vertex, meta, ranged, save_meta, vertex};
 use hashbrown::HashMap;
 use spacetimedb::{Local, ReducerContext, Table, reducer};
@@ -99,18 +100,24 @@ fn apply_one(
     let vertices = ctx.db.vertex();
     match row {
         Some(row) => {
-            vertices.id().update(Vertex {
-                out_degree: shift(row.out_degree, d_out),
-                in_degree: shift(row.in_degree, d_in),
-                ..row
-            });
+            rows::update(
+                &vertices.id(),
+                &Vertex {
+                    out_degree: shift(row.out_degree, d_out),
+                    in_degree: shift(row.in_degree, d_in),
+                    ..row
+                },
+            );
         }
         None => {
-            vertices.insert(Vertex {
-                out_degree: shift(0, d_out),
-                in_degree: shift(0, d_in),
-                ..Vertex::new(id)
-            });
+            rows::insert(
+                &vertices,
+                &Vertex {
+                    out_degree: shift(0, d_out),
+                    in_degree: shift(0, d_in),
+                    ..Vertex::new(id)
+                },
+            );
             meta.vertices += 1;
             meta.max_vertex_id = meta.max_vertex_id.max(id);
             changes.insert_vertex(id);

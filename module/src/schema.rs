@@ -172,7 +172,7 @@ pub(crate) fn save_meta(
     // Only this function stores the row, always with a version above 0: a version read as 0
     // may be the default of a database that has none yet.
     if previous > 0 || ctx.db.graph_meta().id().find(0).is_some() {
-        ctx.db.graph_meta().id().update(meta);
+        crate::rows::update(&ctx.db.graph_meta().id(), &meta);
     } else {
         ctx.db.graph_meta().insert(meta);
     }
