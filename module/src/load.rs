@@ -49,8 +49,15 @@ struct DegreeDeltas(HashMap<u64, (i64, i64)>);
 
 impl DegreeDeltas {
     fn arc(&mut self, src: u64, dst: u64, sign: i64) {
-        self.0.entry(src).or_default().0 += sign;
-        self.0.entry(dst).or_default().1 += sign;
+        self.shift(src, (sign, 0));
+        self.shift(dst, (0, sign));
+    }
+
+    /// Adds `(d_out, d_in)` to vertex `v`'s degree changes.
+    fn shift(&mut self, v: u64, (d_out, d_in): (i64, i64)) {
+        let delta = self.0.entry(v).or_default();
+        delta.0 += d_out;
+        delta.1 += d_in;
     }
 
     /// Applies the deltas, creating missing vertices (counted in `meta` and logged).
@@ -195,10 +202,9 @@ pub fn add_labelled_edges(
 
 /// Inserts `arcs` (sorted by ends, no identical two), skipping those stored as they are.
 ///
-/// The stored arcs a batch could collide with are read with one range scan per source vertex
-/// (its arcs between the smallest and the largest target the batch gives it) where that pays
-/// (see [`scan_pays`]), else with one lookup per arc: a bulk load sends each vertex's arcs
-/// together, and a scan that finds nothing costs what a lookup does.
+/// Which of a source vertex's arcs are stored already is read as [`find_stored`] says: not at
+/// all for a vertex without out-arcs (every source of a fresh load), else with one range scan
+/// or one lookup per arc.
 fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
@@ -209,19 +215,22 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     for group in arcs.chunk_by(|a, b| a.src == b.src) {
         let (src, targets) = (group[0].src, group[0].dst..=group[group.len() - 1].dst);
         stored.clear();
-        if scan_pays(&ctx.db, src, group.len()) {
-            let wide = *wide.get_or_insert_with(|| edges::any_wide(&ctx.db));
-            edges::list(&ctx.db, src, false, targets, usize::MAX, wide, |a| {
-                stored.push(a)
-            });
-        } else {
-            stored.extend(
+        match find_stored(&ctx.db, src, group.len()) {
+            FindStored::None => {}
+            FindStored::Scan => {
+                let wide = *wide.get_or_insert_with(|| edges::any_wide(&ctx.db));
+                edges::list(&ctx.db, src, false, targets, usize::MAX, wide, |a| {
+                    stored.push(a)
+                });
+            }
+            FindStored::EachArc => stored.extend(
                 group
                     .iter()
                     .filter_map(|e| edges::find(&ctx.db, e.src, e.dst)),
-            );
+            ),
         }
         let mut stored = stored.iter().peekable();
+        let mut inserted = 0;
         for (i, &e) in group.iter().enumerate() {
             if i > 0 && group[i - 1].dst == e.dst {
                 return Err(format!(
@@ -246,9 +255,13 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
                 ));
             }
             edges::insert(&ctx.db, e);
-            deltas.arc(e.src, e.dst, 1);
+            deltas.shift(e.dst, (0, 1));
             changes.insert_arc(e.src, e.dst, e.attrs());
-            m.edges += 1;
+            inserted += 1;
+        }
+        if inserted > 0 {
+            deltas.shift(src, (inserted, 0));
+            m.edges += inserted as u64;
         }
     }
     if !deltas.0.is_empty() {
@@ -258,16 +271,31 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether one range scan over `src`'s stored arcs finds the `arcs` a batch gives it more
-/// cheaply than a lookup each: for a new or small vertex; not for a few arcs of a hub, where a
-/// scan between their targets could read most of its list.
-fn scan_pays(db: &Local, src: u64, arcs: usize) -> bool {
-    arcs >= 4
-        && db
-            .vertex()
-            .id()
-            .find(src)
-            .is_none_or(|v| v.out_degree as usize <= 8 * arcs)
+/// How to read which arcs of a source vertex, among those a batch gives it, are stored.
+enum FindStored {
+    /// None can be: the vertex has no out-arcs (or does not exist).
+    None,
+    /// One range scan over its arcs between the batch's smallest and largest target.
+    Scan,
+    /// One lookup per arc.
+    EachArc,
+}
+
+/// How to find which of the `arcs` a batch gives `src` are stored, from `src`'s out-degree,
+/// which every write keeps exact and which this batch has not changed yet (degrees are shifted
+/// after all arcs): a scan where it reads little beyond those arcs, lookups for a few arcs of a
+/// hub, where a scan between their targets could read most of its list.
+fn find_stored(db: &Local, src: u64, arcs: usize) -> FindStored {
+    match db
+        .vertex()
+        .id()
+        .find(src)
+        .map_or(0, |v| v.out_degree as usize)
+    {
+        0 => FindStored::None,
+        degree if arcs >= 4 && degree <= 8 * arcs => FindStored::Scan,
+        _ => FindStored::EachArc,
+    }
 }
 
 /// Inserts vertices (without edges); existing ones are left as they are.

@@ -824,8 +824,10 @@ fn slow_transactions_are_counted_and_logged() {
 }
 
 /// A batch finds the arcs it repeats whichever way the module reads them: one range scan for a
-/// source with few stored arcs, a lookup per arc for a few arcs of a hub. Either way repeats
-/// change nothing, new arcs are added once, and an arc given other attributes is refused.
+/// source with few stored arcs, a lookup per arc for a few arcs of a hub, no read at all for a
+/// source without out-arcs (one that is only a target, or whose arcs were removed). Either way
+/// repeats change nothing, new arcs are added once, and an arc given other attributes is
+/// refused.
 #[test]
 fn a_batch_finds_stored_arcs_of_hubs_and_of_small_vertices() {
     let host = TestHost::start();
@@ -839,8 +841,27 @@ fn a_batch_finds_stored_arcs_of_hubs_and_of_small_vertices() {
     // A small vertex, twice, the second time overlapping the first.
     db.add_edges(&[7; 6], &[1, 2, 3, 4, 5, 6]).unwrap();
     db.add_edges(&[7; 8], &[1, 2, 3, 4, 5, 6, 8, 9]).unwrap();
+    // Vertex 9 is only a target so far; vertex 11's one arc is wide. Each batch twice.
+    for _ in 0..2 {
+        db.add_edges(&[9, 9, 11], &[7, 1, wide]).unwrap();
+    }
+    // Vertex 9's out-arcs removed, then one of them given again.
+    db.remove_edges(&[9, 9], &[7, 1]).unwrap();
+    db.add_edges(&[9], &[7]).unwrap();
     let info = db.info().unwrap();
-    assert_eq!(info.edges, 199 + 3 + 8);
+    // Stored now besides the hub's and vertex 7's: 9 → 7 and 11 → wide.
+    assert_eq!(info.edges, 199 + 3 + 8 + 2);
+    assert_eq!(
+        db.neighbors(9, Direction::Out, 10).unwrap().value.neighbors,
+        [7]
+    );
+    assert_eq!(
+        db.neighbors(11, Direction::Out, 10)
+            .unwrap()
+            .value
+            .neighbors,
+        [wide]
+    );
     let mut expected: Vec<u64> = (2..=200).chain([300, 400, wide]).collect();
     expected.sort_unstable();
     let out = db.neighbors(1, Direction::Out, 1_000).unwrap().value;
