@@ -52,17 +52,29 @@ impl Changes {
         }
     }
 
+    /// Adds a change, or gives up following them row by row once there are too many to log.
+    fn push(&mut self, kind: ChangeKind, a: u64, b: u64, attrs: ArcAttrs) {
+        if self.reset {
+            return;
+        }
+        if self.rows.len() == MAX_LOGGED_PER_WRITE {
+            *self = Self::reset();
+            return;
+        }
+        self.rows.push((kind, a, b, attrs));
+    }
+
     pub fn insert_arc(&mut self, src: u64, dst: u64, attrs: ArcAttrs) {
-        self.rows.push((ChangeKind::InsertArc, src, dst, attrs));
+        self.push(ChangeKind::InsertArc, src, dst, attrs);
     }
 
     /// `attrs`: those the removed arc had.
     pub fn remove_arc(&mut self, src: u64, dst: u64, attrs: ArcAttrs) {
-        self.rows.push((ChangeKind::RemoveArc, src, dst, attrs));
+        self.push(ChangeKind::RemoveArc, src, dst, attrs);
     }
 
     pub fn insert_vertex(&mut self, v: u64) {
-        self.rows.push((ChangeKind::InsertVertex, v, 0, NO_ATTRS));
+        self.push(ChangeKind::InsertVertex, v, 0, NO_ATTRS);
     }
 
     /// Vertex `v`'s label goes from `from` to `to` (at most once per vertex and write).
@@ -71,12 +83,11 @@ impl Changes {
             label: to,
             ..NO_ATTRS
         };
-        self.rows
-            .push((ChangeKind::RelabelVertex, v, u64::from(from), attrs));
+        self.push(ChangeKind::RelabelVertex, v, u64::from(from), attrs);
     }
 
     pub fn remove_vertex(&mut self, v: u64) {
-        self.rows.push((ChangeKind::RemoveVertex, v, 0, NO_ATTRS));
+        self.push(ChangeKind::RemoveVertex, v, 0, NO_ATTRS);
     }
 
     /// Logs these changes as those that turned version `previous` into `version`, and trims.
@@ -89,7 +100,7 @@ impl Changes {
             id: 0,
             covers_after: previous,
         });
-        if self.reset || self.rows.len() > MAX_LOGGED_PER_WRITE {
+        if self.reset {
             log.clear();
             state.covers_after = version;
         } else {
