@@ -134,13 +134,14 @@ impl Pin {
         }
     }
 
-    /// Appends to `out` the neighbors of `v` over arcs that existed at the pinned version but are
-    /// gone now (with their attributes then): targets of outgoing arcs, or sources of incoming
-    /// ones if `incoming`.
+    /// Appends to `out` the neighbors of `v` over arcs that existed at the pinned version and
+    /// have changed since (with their attributes then): targets of outgoing arcs, or sources of
+    /// incoming ones if `incoming`. Called at the end of a list read in pages across
+    /// transactions, whose scan may have passed such an arc while it was gone, whether or not
+    /// it is back now; the pages may have read it too, and the operator tolerates duplicates.
     pub fn restore(&self, v: u64, incoming: bool, out: &mut Vec<Neighbor>) {
         for &(src, dst) in self.touching.get(&v).into_iter().flatten() {
-            let p = self.arcs[&(src, dst)];
-            if let (Some(attrs), false) = (p.then, p.now) {
+            if let Some(attrs) = self.arcs[&(src, dst)].then {
                 match incoming {
                     false if src == v => out.push(Neighbor { id: dst, attrs }),
                     true if dst == v => out.push(Neighbor { id: src, attrs }),

@@ -14,10 +14,10 @@ use spacetimedb::Local;
 ///
 /// Both keys order a vertex's arcs by neighbor id, so a page of a long list resumes at
 /// the smallest neighbor id not yet read (`ListCursor::next`) with a range scan: edges are a
-/// set, so no arc is read twice or skipped. Under a pin, the arcs removed since the pinned
-/// version come at the end of each half of the list (a page may then exceed its `max` by them),
-/// and an arc removed after an earlier page read it may appear twice: the operator tolerates
-/// duplicates.
+/// set, so no arc is read twice or skipped. Under a pin, the arcs that existed at the pinned
+/// version and have changed since come at the end of each half of the list (a page may then
+/// exceed its `max` by them): a page may have passed one while it was gone, even if it is back
+/// now. One that a page read appears twice: the operator tolerates duplicates.
 pub struct IndexSource<'a> {
     pub db: &'a Local,
     pub pin: Option<&'a Pin>,

@@ -313,6 +313,70 @@ fn answers_are_exact_for_the_version_they_name() {
     assert!(answers >= 900);
 }
 
+/// An arc that existed at the pinned version, was removed before a paged scan of its list got
+/// to it and was back before the list ended, is neither read nor gone at the list's end: the
+/// answer must still follow it. A hub's 400 arcs are read one page per transaction while a
+/// writer removes and re-adds arcs of the list's upper half.
+#[test]
+fn arcs_removed_and_re_added_ahead_of_a_paged_scan_are_followed() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    let writer_db = db.over_http();
+    // No snapshots: every traversal reads the indexes, pinned.
+    db.set_snapshot_policy(0, false).unwrap();
+    let leaves: Vec<u64> = (1..=400).collect();
+    db.add_edges(&vec![0; leaves.len()], &leaves).unwrap();
+    // Each write makes one version: the star is whole at the even ones from here, one arc short
+    // at the odd ones.
+    let whole = db.info().unwrap().version;
+    let tx = TxOptions {
+        tx_budget: 1,
+        yield_every_us: 1,
+    };
+    let stop = AtomicBool::new(false);
+    let (answers, toggled) = thread::scope(|scope| {
+        let writer = scope.spawn(|| {
+            let mut toggled = 0u64;
+            for k in (201..=400).cycle() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                writer_db.remove_edges(&[0], &[k]).unwrap();
+                writer_db.add_edges(&[0], &[k]).unwrap();
+                toggled += 1;
+            }
+            toggled
+        });
+        let mut answers = Vec::new();
+        for _ in 0..3 {
+            let b = db.bfs(0, Direction::Out, None, 0, tx).unwrap().value;
+            answers.push((b.visited, b.stats));
+            let d = db.dfs(0, Direction::Out, None, 0, tx).unwrap().value;
+            answers.push((d.visited, d.stats));
+        }
+        stop.store(true, Ordering::Relaxed);
+        (answers, writer.join().unwrap())
+    });
+    let moved = answers
+        .iter()
+        .filter(|(_, s)| s.version_end > s.version_start)
+        .count();
+    println!(
+        "{toggled} arcs toggled; {moved} of {} answers saw writes",
+        answers.len()
+    );
+    assert!(moved > 0, "no write landed during a traversal");
+    for (visited, stats) in answers {
+        assert!(stats.pinned, "{stats:?}");
+        let expected = if (stats.version - whole).is_multiple_of(2) {
+            401
+        } else {
+            400
+        };
+        assert_eq!(visited, expected, "{stats:?}");
+    }
+}
+
 /// A snapshot brought up to date from the log answers as one built from scratch on the same
 /// graph; and a bulk load during an index traversal makes it say that it is not one version.
 #[test]
