@@ -377,6 +377,83 @@ fn arcs_removed_and_re_added_ahead_of_a_paged_scan_are_followed() {
     }
 }
 
+/// A traversal whose pin is lost to a bulk write meets the written vertices, ids of 2^32 and
+/// more, in sets sized densely for the small ids it started with: those ids must not be taken
+/// for small ones (on wasm32 an id converted with `as usize` loses its high bits). The BFS must
+/// still reach every vertex reachable within two hops at every version, the weighted path must
+/// be made of edges that exist. Each query is retried until the write lands while it runs.
+#[test]
+fn vertices_written_during_a_lost_pin_are_not_taken_for_small_ones() {
+    let host = TestHost::start();
+    // 0 → 1 (weight 1) → 1000..1399 (1), 0 → 2 (50) → 500..520 (50), 3000..3399 → 520 (100).
+    let mut arcs: Vec<(u64, u64, f32)> = vec![(0, 1, 1.0), (0, 2, 50.0)];
+    arcs.extend((1000..1400).map(|v| (1, v, 1.0)));
+    arcs.extend((500..521).map(|v| (2, v, 50.0)));
+    arcs.extend((3000..3400).map(|v| (v, 520, 100.0)));
+    let reachable: BTreeSet<u64> = [0, 1, 2]
+        .into_iter()
+        .chain(1000..1400)
+        .chain(500..521)
+        .collect();
+    let tx = TxOptions {
+        tx_budget: 8,
+        yield_every_us: 1,
+    };
+    // Runs `query` on a fresh database holding `arcs` (its small ids make the sets dense) while
+    // a bulk write of 10,001 arcs 1 → v, v from `base` up (more changes than the log takes: the
+    // pin is lost), lands after `delay`; retried until the write lands while `query` runs.
+    let lost_pin =
+        |name: &str, base: u64, delay: u64, query: &(dyn Fn(&GraphDb) -> QueryStats + Sync)| {
+            for attempt in 0..20 {
+                let name = format!("{name}-{attempt}");
+                let db = GraphDb::new(host.publish_module(&name), &name);
+                db.set_snapshot_policy(0, false).unwrap();
+                let src: Vec<u64> = arcs.iter().map(|a| a.0).collect();
+                let dst: Vec<u64> = arcs.iter().map(|a| a.1).collect();
+                let weights: Vec<f32> = arcs.iter().map(|a| a.2).collect();
+                db.add_labelled_edges(&src, &dst, &[], &[], &weights)
+                    .unwrap();
+                let targets: Vec<u64> = (base..base + 10_001).collect();
+                let stats = thread::scope(|scope| {
+                    let reader = scope.spawn(|| query(&db));
+                    thread::sleep(Duration::from_millis(delay));
+                    db.over_http()
+                        .add_edges(&vec![1; targets.len()], &targets)
+                        .unwrap();
+                    reader.join().unwrap()
+                });
+                if stats.version_end > stats.version_start && !stats.pinned {
+                    return;
+                }
+            }
+            panic!("the bulk write never landed during {name}");
+        };
+    lost_pin("bfs", 1 << 38, 10, &|db| {
+        let b = db
+            .bfs(0, Direction::Out, Some(2), 100_000, tx)
+            .unwrap()
+            .value;
+        let seen: BTreeSet<u64> = b.vertices.iter().copied().collect();
+        let missing: Vec<u64> = reachable.difference(&seen).copied().collect();
+        assert!(missing.is_empty(), "missing {missing:?}; {:?}", b.stats);
+        b.stats
+    });
+    lost_pin("weighted", 1 << 32, 10, &|db| {
+        let p = db
+            .weighted_shortest_path(0, 520, Direction::Out, Follow::ALL, tx)
+            .unwrap()
+            .value;
+        // The only path there is, whatever the write added.
+        assert_eq!(
+            (&p.status, &p.path[..], p.weight),
+            (&PathStatus::Found, &[0, 2, 520][..], 100.0),
+            "{:?}",
+            p.stats
+        );
+        p.stats
+    });
+}
+
 /// A snapshot brought up to date from the log answers as one built from scratch on the same
 /// graph; and a bulk load during an index traversal makes it say that it is not one version.
 #[test]

@@ -89,7 +89,8 @@ const DENSE_LIMIT: u64 = 1 << 25;
 /// The labels of one side: found through a dense index when ids are known to be small (as
 /// [`crate::Visited`] does for BFS), through a hash map otherwise. Ids at or above the bound
 /// (e.g. vertices added while a multi-transaction search runs) go to the map, so a wrong bound
-/// costs speed, never correctness.
+/// costs speed, never correctness (ids are converted to indices with a check: see
+/// [`crate::Visited`]).
 #[derive(Debug, Default)]
 struct Labels {
     /// `dense[v]`: 1 + the index of `v`'s label in `entries`, 0 if `v` has none.
@@ -112,7 +113,7 @@ impl Labels {
 
     #[inline]
     fn index(&self, v: u64) -> Option<usize> {
-        match self.dense.get(v as usize) {
+        match usize::try_from(v).ok().and_then(|at| self.dense.get(at)) {
             Some(&at) => at.checked_sub(1).map(|at| at as usize),
             None => self.sparse.get(&v).map(|&at| at as usize),
         }
@@ -137,7 +138,10 @@ impl Labels {
         }
         let at = u32::try_from(self.entries.len()).expect("fewer than 2^32 labels");
         self.entries.push(label);
-        match self.dense.get_mut(v as usize) {
+        match usize::try_from(v)
+            .ok()
+            .and_then(|at| self.dense.get_mut(at))
+        {
             Some(slot) => *slot = at + 1,
             None => {
                 self.sparse.insert(v, at);

@@ -6,7 +6,9 @@ const DENSE_LIMIT: u64 = 1 << 28;
 /// A set of vertex ids: a bitset when ids are known to be small, a hash set otherwise.
 ///
 /// Ids at or above the bound (e.g. vertices added while a multi-transaction traversal runs) fall
-/// back to an overflow hash set, so a wrong bound costs speed, never correctness.
+/// back to an overflow hash set, so a wrong bound costs speed, never correctness. The word
+/// index of an id is checked, never truncated: on wasm32, where `usize` has 32 bits, `as usize`
+/// would send an id of 2^38 or more to the word of a small id.
 #[derive(Debug, Clone)]
 pub struct Visited {
     bits: Vec<u64>,
@@ -30,7 +32,7 @@ impl Visited {
 
     /// Inserts `v`; returns whether it was new.
     pub fn insert(&mut self, v: u64) -> bool {
-        let new = match self.bits.get_mut((v / 64) as usize) {
+        let new = match word(v).and_then(|w| self.bits.get_mut(w)) {
             Some(word) => {
                 let mask = 1u64 << (v % 64);
                 let new = *word & mask == 0;
@@ -51,7 +53,7 @@ impl Visited {
     }
 
     pub fn contains(&self, v: u64) -> bool {
-        match self.bits.get((v / 64) as usize) {
+        match word(v).and_then(|w| self.bits.get(w)) {
             Some(word) => word & (1u64 << (v % 64)) != 0,
             None => self.overflow.contains(&v),
         }
@@ -70,6 +72,12 @@ impl Visited {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// The index of `v`'s word in the bitset, if it fits a `usize`.
+#[inline]
+fn word(v: u64) -> Option<usize> {
+    usize::try_from(v / 64).ok()
 }
 
 #[cfg(test)]
