@@ -25,17 +25,18 @@ fn check_batch(what: &str, len: usize) -> Result<(), String> {
     Ok(())
 }
 
-fn check_len(what: &str, len: usize, edges: usize) -> Result<(), String> {
-    if len != edges {
+/// Checks that the list `what` has as many entries as the list `of` (`n`).
+fn check_len(what: &str, len: usize, of: &str, n: usize) -> Result<(), String> {
+    if len != n {
         return Err(format!(
-            "{what} has {len} entries but src has {edges}; they must pair up"
+            "{what} has {len} entries but {of} has {n}; they must pair up"
         ));
     }
     Ok(())
 }
 
 fn pairs(src: Vec<u64>, dst: Vec<u64>) -> Result<Vec<(u64, u64)>, String> {
-    check_len("dst", dst.len(), src.len())?;
+    check_len("dst", dst.len(), "src", src.len())?;
     check_batch("edges", src.len())?;
     let mut pairs: Vec<(u64, u64)> = src.into_iter().zip(dst).collect();
     pairs.sort_unstable();
@@ -161,13 +162,13 @@ pub fn add_labelled_edges(
 ) -> Result<(), String> {
     check_writer(ctx)?;
     let n = src.len();
-    check_len("dst", dst.len(), n)?;
+    check_len("dst", dst.len(), "src", n)?;
     check_batch("edges", n)?;
     if !labels.is_empty() {
-        check_len("labels", labels.len(), n)?;
+        check_len("labels", labels.len(), "src", n)?;
     }
     if !weights.is_empty() {
-        check_len("weights", weights.len(), n)?;
+        check_len("weights", weights.len(), "src", n)?;
     }
     let ids = labels::intern(ctx, labels::Of::Edges, &label_names)?;
     let mut edges = Vec::with_capacity(n);
@@ -182,7 +183,9 @@ pub fn add_labelled_edges(
                 )
             })?,
         };
-        let weight = weights.get(i).copied().unwrap_or(1.0);
+        // One form for zero: adding 0.0 turns -0.0 (stored apart from 0.0, printed as -0)
+        // into 0.0 and leaves every other weight as it is.
+        let weight = weights.get(i).copied().unwrap_or(1.0) + 0.0;
         if !weight.is_finite() || weight < 0.0 {
             return Err(format!(
                 "edge {i} ({s} → {d}) has weight {weight}: weights must be finite and non-negative"
@@ -332,7 +335,7 @@ pub fn set_vertex_labels(
 ) -> Result<(), String> {
     check_writer(ctx)?;
     check_batch("vertices", ids.len())?;
-    check_len("labels", labels.len(), ids.len())?;
+    check_len("labels", labels.len(), "ids", ids.len())?;
     let names = labels::intern(ctx, labels::Of::Vertices, &label_names)?;
     // Each vertex's label id, and the `label_names` index it was given by.
     let mut wanted: HashMap<u64, (u32, u32)> = HashMap::with_capacity(ids.len());

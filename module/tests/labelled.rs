@@ -306,7 +306,10 @@ fn check_refusals(db: &GraphDb, transport: &str) {
         db.set_vertex_labels(&[1], &kinds, &[2]),
         "label_names has only 2",
     );
-    refused(db.set_vertex_labels(&[1, 2], &kinds, &[0]), "labels has 1");
+    refused(
+        db.set_vertex_labels(&[1, 2], &kinds, &[0]),
+        "labels has 1 entries but ids has 2",
+    );
     refused(
         db.set_vertex_labels(&[1], &["a\tb".into()], &[0]),
         "control",
@@ -351,4 +354,14 @@ fn check_refusals(db: &GraphDb, transport: &str) {
     assert_eq!(reached(db), 3, "{transport}");
     db.set_vertex_labels(&[3], &["".into()], &[0]).unwrap();
     assert_eq!(reached(db), 2, "{transport}");
+    // A weight of -0.0 is stored as 0.0.
+    db.add_labelled_edges(&[20], &[21], &[], &[], &[-0.0])
+        .unwrap();
+    let query = format!("SELECT weight FROM edge WHERE fwd = {}", 20u64 << 32 | 21);
+    let rows = &db.server().sql(db.database(), &query).unwrap()[0].rows;
+    let weight = rows[0][0].as_f64().unwrap();
+    assert!(
+        weight == 0.0 && weight.is_sign_positive(),
+        "{transport}: {rows:?}"
+    );
 }
