@@ -6,7 +6,7 @@
 use crate::report::charts;
 use anyhow::{Context, bail, ensure};
 use graph_client::edgelist::EdgeList;
-use graph_client::graph::{GraphDb, TransportKind};
+use graph_client::graph::{GraphDb, LoadPlan, TransportKind};
 use graph_client::server::Server;
 use plotters::prelude::*;
 use rand::SeedableRng;
@@ -132,7 +132,14 @@ pub fn run_cell(
     let started = Instant::now();
     let mut calls = 0;
     let outcome = db
-        .load_in_batches(edges, batch, |_| calls += 1)
+        .load_with(
+            edges,
+            LoadPlan {
+                batch,
+                in_flight: 1,
+            },
+            |_| calls += 1,
+        )
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let seconds = started.elapsed().as_secs_f64();
     ensure!(

@@ -22,7 +22,7 @@ use graph_bench::verify::Answers;
 use graph_bench::workloads::Workload;
 use graph_bench::{contention, mixed, under_writes};
 use graph_client::edgelist::Summary as DatasetSummary;
-use graph_client::graph::{Direction, GraphDb, Mode, TxOptions};
+use graph_client::graph::{Direction, GraphDb, LoadPlan, Mode, TxOptions};
 use graph_client::server::Server;
 use graph_reference::{LabelledGraph, ReferenceGraph};
 use rand::{Rng, SeedableRng};
@@ -206,6 +206,11 @@ struct Args {
     /// The graph is already loaded: skip loading (counts are still verified).
     #[arg(long)]
     skip_load: bool,
+    /// SpacetimeDB's load calls out at once over the WebSocket (calls of 200,000 edges). The
+    /// load runs alone, so by default the next call is already at the server when one commits;
+    /// 1 waits for each answer, as `graph load` does by default (see `LoadPlan::in_flight`).
+    #[arg(long, default_value_t = 2)]
+    load_in_flight: usize,
     /// Directory for the Markdown and JSON reports.
     #[arg(long, default_value = "results")]
     out: PathBuf,
@@ -599,23 +604,21 @@ fn connect(
     db: Option<&GraphDb>,
     tx: TxOptions,
 ) -> anyhow::Result<Box<dyn System>> {
-    let stdb = |mode| -> anyhow::Result<Box<dyn System>> {
-        let db = db.context("SpacetimeDB is not connected")?.clone();
-        Ok(Box::new(SpacetimeDb::new(db, mode, tx, &args.server_kind)))
+    let plan = LoadPlan {
+        in_flight: args.load_in_flight,
+        ..LoadPlan::default()
     };
+    let stdb = |db: GraphDb, mode| -> anyhow::Result<Box<dyn System>> {
+        Ok(Box::new(
+            SpacetimeDb::new(db, mode, tx, &args.server_kind).with_load_plan(plan),
+        ))
+    };
+    let db = || db.context("SpacetimeDB is not connected");
     match name {
-        "stdb" => stdb(Mode::Stage2),
-        "stdb-http" => {
-            let db = db.context("SpacetimeDB is not connected")?.over_http();
-            Ok(Box::new(SpacetimeDb::new(
-                db,
-                Mode::Stage2,
-                tx,
-                &args.server_kind,
-            )))
-        }
-        "stdb-stage1" => stdb(Mode::Stage1Procedure),
-        "stdb-stage1-reducer" => stdb(Mode::Stage1Reducer),
+        "stdb" => stdb(db()?.clone(), Mode::Stage2),
+        "stdb-http" => stdb(db()?.over_http(), Mode::Stage2),
+        "stdb-stage1" => stdb(db()?.clone(), Mode::Stage1Procedure),
+        "stdb-stage1-reducer" => stdb(db()?.clone(), Mode::Stage1Reducer),
         "neo4j" => Ok(Box::new(Neo4j::connect(&args.neo4j, false)?)),
         "neo4j-apoc" => Ok(Box::new(Neo4j::connect(&args.neo4j, true)?)),
         "postgres" => Ok(Box::new(Postgres::connect(&args.postgres)?)),

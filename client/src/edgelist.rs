@@ -93,7 +93,6 @@ impl EdgeList {
         }
     }
 
-    /// Whether some row has a label or a weight other than 1.
     /// Drops the first `n` rows (all of them if fewer), with their labels and weights.
     pub fn skip_first(&mut self, n: usize) {
         let n = n.min(self.len());
@@ -107,6 +106,7 @@ impl EdgeList {
         }
     }
 
+    /// Whether some row has a label or a weight other than 1.
     pub fn has_attrs(&self) -> bool {
         !self.labels.is_empty() || !self.weights.is_empty()
     }

@@ -5,7 +5,8 @@
 
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{
-    Answer, ClientError, Direction, GraphDb, GraphError, PathStatus, QueryStats, TxOptions,
+    Answer, ClientError, Direction, GraphDb, GraphError, LoadPlan, PathStatus, QueryStats,
+    TransportKind, TxOptions,
 };
 use graph_reference::ReferenceGraph;
 use graph_testkit::TestHost;
@@ -336,5 +337,79 @@ fn pipelined_writes_all_land_and_fail_alone() {
             let got = db.neighbors(v, Direction::Both, 0).unwrap().value;
             assert_eq!(got.neighbors, want, "{v}");
         }
+    }
+}
+
+/// A load with two calls out at once whose fifth call the module refuses (an edge it holds with
+/// another weight) stops there on both transports (over HTTP one call is out at a time): the error names the edges before that call as acknowledged, those
+/// are stored, the refused call stored nothing, and over the WebSocket, where the next call is
+/// already out when the refusal comes, that call is stored whole; loading the rest from the
+/// acknowledged point completes the graph.
+#[test]
+fn a_load_refused_part_way_names_what_is_stored() {
+    const BATCH: usize = 100;
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    for db in [
+        GraphDb::websocket(server.clone(), "graph", None),
+        GraphDb::new(server.clone(), "graph"),
+    ] {
+        let transport = db.transport();
+        db.clear().unwrap();
+        // Edge 450 of the load is (9_500, 9_501), stored first with weight 2 (the load gives
+        // every edge weight 1.5).
+        db.add_labelled_edges(&[9_500], &[9_501], &[], &[], &[2.0])
+            .unwrap();
+        let mut edges = EdgeList::new();
+        for i in 0..1_000u64 {
+            edges.push_with(i * 10 + 5_000, i * 10 + 5_001, "", 1.5);
+        }
+        let plan = LoadPlan {
+            batch: BATCH,
+            in_flight: 2,
+        };
+        let failure = db.load_with(&edges, plan, |_| {}).unwrap_err();
+        assert_eq!(failure.acknowledged, 4 * BATCH, "{transport:?}: {failure}");
+        assert!(
+            failure.to_string().contains("exists with"),
+            "{transport:?}: {failure}"
+        );
+        let rows = server
+            .sql("graph", "SELECT fwd FROM edge")
+            .unwrap()
+            .remove(0)
+            .rows;
+        let held: std::collections::HashSet<u64> =
+            rows.iter().map(|row| row[0].as_u64().unwrap()).collect();
+        let stored: Vec<bool> = (0..edges.len())
+            .map(|i| held.contains(&(edges.src[i] << 32 | edges.dst[i])))
+            .collect();
+        assert!(stored[..400].iter().all(|&s| s), "{transport:?}");
+        assert_eq!(
+            stored[400..500].iter().filter(|&&s| s).count(),
+            1,
+            "{transport:?}: only the edge stored before"
+        );
+        // The next call was out (and ran) over the WebSocket; over HTTP it was never sent.
+        let next = stored[500..600].iter().filter(|&&s| s).count();
+        let out = if transport == TransportKind::Ws {
+            BATCH
+        } else {
+            0
+        };
+        assert_eq!(next, out, "{transport:?}");
+        assert!(stored[600..].iter().all(|&s| !s), "{transport:?}");
+        let info = db.info().unwrap();
+        assert_eq!(info.edges as usize, 401 + next, "{transport:?}");
+        // Without the conflicting edge, loading from the acknowledged point completes it.
+        db.remove_edges(&[9_500], &[9_501]).unwrap();
+        let mut rest = edges.clone();
+        rest.skip_first(failure.acknowledged);
+        let outcome = db.load_with(&rest, plan, |_| {}).unwrap();
+        assert_eq!(outcome.already_present(), next as u64, "{transport:?}");
+        assert!(!outcome.others_wrote, "{transport:?}");
+        assert_eq!(outcome.graph.edges, 1_000, "{transport:?}");
+        let report = db.check().unwrap();
+        assert_eq!(report.problems, 0, "{transport:?}: {report:?}");
     }
 }

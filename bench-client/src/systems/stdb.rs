@@ -11,8 +11,8 @@ use crate::workloads::Workload;
 use anyhow::bail;
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{
-    self, BfsResult, ClientError, Follow, GraphDb, GraphError, Mode, NeighborCount, PathResult,
-    PathStatus, TransportKind, TxOptions, WeightedPathResult,
+    self, BfsResult, ClientError, Follow, GraphDb, GraphError, LoadPlan, Mode, NeighborCount,
+    PathResult, PathStatus, TransportKind, TxOptions, WeightedPathResult,
 };
 use std::time::Duration;
 
@@ -28,6 +28,8 @@ pub struct SpacetimeDb {
     server_kind: String,
     /// The reducer baseline keys its result rows by a query id: one per call.
     next_query_id: u64,
+    /// How `load` sends the edges.
+    load_plan: LoadPlan,
 }
 
 impl SpacetimeDb {
@@ -38,7 +40,15 @@ impl SpacetimeDb {
             tx,
             server_kind: server_kind.to_string(),
             next_query_id: 0,
+            load_plan: LoadPlan::default(),
         }
+    }
+
+    /// Loads with `plan` instead of one call of [`graph_client::graph::MAX_BATCH_EDGES`] at a
+    /// time.
+    pub fn with_load_plan(mut self, plan: LoadPlan) -> Self {
+        self.load_plan = plan;
+        self
     }
 
     /// Asks the module, in this mode, for what answers `query`.
@@ -219,11 +229,18 @@ impl System for SpacetimeDb {
             TransportKind::Ws => "the SDK's WebSocket (one connection, confirmed reads)",
             TransportKind::Http => "the HTTP call route",
         };
+        let in_flight = match self.db.transport() {
+            TransportKind::Ws => self.load_plan.in_flight.max(1),
+            TransportKind::Http => 1,
+        };
         Ok(format!(
-            "{} at {}, database `{}`, over {transport}; {how}",
+            "{} at {}, database `{}`, over {transport}; {how}; loaded in calls of {} edges, {} \
+             out at once",
             self.server_kind,
             self.db.server().url(),
-            self.db.database()
+            self.db.database(),
+            self.load_plan.batch,
+            in_flight
         ))
     }
 
@@ -244,7 +261,7 @@ impl System for SpacetimeDb {
         edges.label_names = attrs.label_names.clone();
         edges.labels = attrs.labels.clone();
         edges.weights = attrs.weights.clone();
-        self.db.load(&edges, progress)?;
+        self.db.load_with(&edges, self.load_plan, progress)?;
         Ok(())
     }
 
@@ -292,12 +309,10 @@ impl System for SpacetimeDb {
 
     fn another_client(&self) -> Option<anyhow::Result<Box<dyn System + Send>>> {
         let db = self.db.reconnect();
-        Some(Ok(Box::new(SpacetimeDb::new(
-            db,
-            self.mode,
-            self.tx,
-            &self.server_kind,
-        ))))
+        Some(Ok(Box::new(
+            SpacetimeDb::new(db, self.mode, self.tx, &self.server_kind)
+                .with_load_plan(self.load_plan),
+        )))
     }
 
     /// The module's bulk reducers with one edge: writes are reducers in every mode.

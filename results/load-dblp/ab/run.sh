@@ -1,43 +1,51 @@
 #!/usr/bin/env bash
-# The dblp-sized load with the module at BASE against the working tree's module, side by side:
-# ROUNDS rounds (default 4), each loading the graph once with each module, alternating, into a
-# fresh durable graph-host (commit log on disk), over the SDK's WebSocket in calls of 200,000
-# arcs; graph-host and graph-bench are the working tree's for both. Then one more load of each
-# under `perf` (graph-host built with the engine's perfmap switch, so module functions have
-# names) for where the executor thread's time goes. Writes loads.txt (one line per load: module,
-# seconds, host RSS after it), summary.txt (medians) and profile-{base,tree}.txt (the executor
-# thread's top 40 functions) beside this script.
+# The dblp-sized load at BASE (its module, and its graph-bench, whose client sends the calls)
+# against the working tree's, side by side: ROUNDS rounds (default 4), each loading the graph
+# once with each, alternating, into a fresh durable graph-host (commit log on disk), over the
+# SDK's WebSocket in calls of 200,000 arcs; graph-host is the working tree's for both. Then one
+# more load of each under `perf` (graph-host built with the engine's perfmap switch, so module
+# functions have names) for where the executor thread's time goes. Writes loads.txt (one line
+# per load: side, seconds, host RSS after it), summary.txt (medians) and profile-{base,tree}.txt
+# (the executor thread's top 40 functions) into OUT (default: beside this script). PROFILE=0
+# skips the profiles (and the perfmap build of graph-host they need).
 #
-#   results/load-dblp/ab/run.sh BASE [ROUNDS]
+#   results/load-dblp/ab/run.sh BASE [ROUNDS] [OUT]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+out="$(mkdir -p "${3:-$here}" && cd "${3:-$here}" && pwd)"
 cd "$here/../../.."
 source scripts/lib.sh
 ensure_toolchain
 build_all
 base="$(git rev-parse --short "${1:?usage: run.sh BASE [ROUNDS]}")"
 rounds="${2:-4}"
-tree_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- module || echo +changes)"
-cargo build --release --locked -p graph-host --features perfmap --target-dir "$CARGO_TARGET_DIR/perfmap"
+tree_rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- module client bench-client || echo +changes)"
+profile="${PROFILE:-1}"
+if [ "$profile" != 0 ]; then
+  cargo build --release --locked -p graph-host --features perfmap --target-dir "$CARGO_TARGET_DIR/perfmap"
+fi
 worktree="$CARGO_TARGET_DIR/ab-tree"
 git worktree remove --force "$worktree" 2>/dev/null || rm -rf "$worktree"
 git worktree add --detach "$worktree" "$base" >/dev/null
 (cd "$worktree" && cargo build --release --locked -p graph-module --target wasm32-unknown-unknown \
-  --target-dir "$CARGO_TARGET_DIR/ab-base")
+  --target-dir "$CARGO_TARGET_DIR/ab-base" &&
+  cargo build --release --locked -p graph-bench --bin graph-bench --target-dir "$CARGO_TARGET_DIR/ab-base")
 git worktree remove --force "$worktree"
 base_wasm="$CARGO_TARGET_DIR/ab-base/wasm32-unknown-unknown/release/graph_module.wasm"
+base_bench="$CARGO_TARGET_DIR/ab-base/release/graph-bench"
 listen="${GRAPH_LISTEN:-127.0.0.1:3314}"
 data="$(mktemp -d)"
 on_exit() { rm -rf "$data"; }
 trap on_exit EXIT
 stop_host() { kill "$HOST_PID"; wait "$HOST_PID" 2>/dev/null || true; HOST_PID=; }
 
-# One load of module $2 (named $1) into a fresh durable host; prints "name seconds rss_mb".
+# One load of module $2 by graph-bench $3 (named $1) into a fresh durable host; prints
+# "name seconds rss_mb".
 load() {
-  local name="$1" wasm="$2" log="$data/bench.log"
+  local name="$1" wasm="$2" bench="$3" log="$data/bench.log"
   rm -rf "$data/db"
   start_host "$listen" --data-dir "$data/db"
-  "$BENCH_BIN" --server "http://$listen" --publish "$wasm" --dataset dblp --systems stdb \
+  "$bench" --server "http://$listen" --publish "$wasm" --dataset dblp --systems stdb \
     --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0 \
     --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0 \
     --out "$data/report" >"$log" 2>&1 || { cat "$log" >&2; die "graph-bench failed"; }
@@ -49,26 +57,28 @@ load() {
 }
 
 {
-  echo "# base $base, tree $tree_rev; one fresh durable host per load: module seconds rss_mb"
+  echo "# base $base, tree $tree_rev; one fresh durable host per load: side seconds rss_mb"
   for _ in $(seq "$rounds"); do
-    load base "$base_wasm"
-    load tree "$MODULE_WASM"
+    load base "$base_wasm" "$base_bench"
+    load tree "$MODULE_WASM" "$BENCH_BIN"
   done
-} | tee "$here/loads.txt"
+} | tee "$out/loads.txt"
 
-median() { grep "^$1 " "$here/loads.txt" | awk '{print $2}' | sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'; }
+median() { grep "^$1 " "$out/loads.txt" | awk '{print $2}' | sort -n | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2)}'; }
 {
   echo "dblp-sized load (1,049,866 arcs), $rounds rounds, medians"
   echo "base $base: $(median base) s"
   echo "tree $tree_rev: $(median tree) s"
-} | tee "$here/summary.txt"
+} | tee "$out/summary.txt"
 
+[ "$profile" != 0 ] || exit 0
 for side in base tree; do
-  wasm="$MODULE_WASM"; [ "$side" = base ] && wasm="$base_wasm"
+  wasm="$MODULE_WASM" bench="$BENCH_BIN"
+  [ "$side" = base ] && wasm="$base_wasm" bench="$base_bench"
   HOST_BIN="$CARGO_TARGET_DIR/perfmap/release/graph-host" start_host "$listen" --data-dir "$data/db-$side"
   perf record -F 999 -g -p "$HOST_PID" -o "$data/perf.data" 2>/dev/null &
   perf_pid=$!
-  "$BENCH_BIN" --server "http://$listen" --publish "$wasm" --dataset dblp --systems stdb \
+  "$bench" --server "http://$listen" --publish "$wasm" --dataset dblp --systems stdb \
     --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0 \
     --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0 \
     --out "$data/report" >"$data/bench.log" 2>&1 || { cat "$data/bench.log" >&2; die "graph-bench failed"; }
@@ -80,5 +90,5 @@ for side in base tree; do
     echo "# the executor thread ($executor), share of all samples of the host"
     perf report -i "$data/perf.data" --no-children -g none --stdio --comm "$executor" --sort sym 2>/dev/null |
       grep -v '^#' | grep -v '^$' | head -40 | sed 's/^\(.\{200\}\).*/\1/' || true
-  } >"$here/profile-$side.txt"
+  } >"$out/profile-$side.txt"
 done
