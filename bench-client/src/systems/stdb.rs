@@ -234,7 +234,7 @@ impl System for SpacetimeDb {
             TransportKind::Http => 1,
         };
         Ok(format!(
-            "{} at {}, database `{}`, over {transport}; {how}; loaded in calls of {} edges, {} \
+            "{} at {}, database `{}`, over {transport}; {how}; loads in calls of {} edges, {} \
              out at once",
             self.server_kind,
             self.db.server().url(),
