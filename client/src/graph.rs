@@ -30,6 +30,7 @@ pub use spacetimedb_sdk::Identity;
 pub const MAX_BATCH_EDGES: usize = 200_000;
 /// Largest HTTP call body the loader builds (SpacetimeDB refuses bodies over 2 MB).
 pub const MAX_BODY_BYTES: usize = 1_900_000;
+
 #[derive(Debug, Error)]
 pub enum ClientError {
     /// The HTTP transport failed, or the server answered with an HTTP error.
@@ -84,6 +85,17 @@ pub struct LoadPlan {
     /// polls a procedure), so every query of every client waits until the load ends: more than
     /// 1 suits a database nobody reads while it loads.
     pub in_flight: usize,
+}
+
+impl LoadPlan {
+    /// The calls out at once over `transport`: over HTTP a call completes before the next is
+    /// sent.
+    pub fn calls_out(&self, transport: TransportKind) -> usize {
+        match transport {
+            TransportKind::Ws => self.in_flight.max(1),
+            TransportKind::Http => 1,
+        }
+    }
 }
 
 impl Default for LoadPlan {
@@ -774,8 +786,7 @@ impl GraphDb {
         };
         let before = self.info().map_err(|e| failed(0, e))?;
         let http = self.transport() == TransportKind::Http;
-        // Over HTTP a call completes before the next is sent.
-        let window = if http { 1 } else { plan.in_flight.max(1) };
+        let window = plan.calls_out(self.transport());
         // Calls out, oldest first, with the end of their batch.
         let mut in_flight = std::collections::VecDeque::new();
         let mut sent = 0;
@@ -1319,6 +1330,7 @@ impl ReducerInFlight {
     }
 }
 
+/// `add_labelled_edges`' arguments, as `GraphDb::add_labelled_edges` takes them.
 fn labelled_args(
     src: &[u64],
     dst: &[u64],

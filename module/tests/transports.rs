@@ -341,10 +341,11 @@ fn pipelined_writes_all_land_and_fail_alone() {
 }
 
 /// A load with two calls out at once whose fifth call the module refuses (an edge it holds with
-/// another weight) stops there on both transports (over HTTP one call is out at a time): the error names the edges before that call as acknowledged, those
-/// are stored, the refused call stored nothing, and over the WebSocket, where the next call is
-/// already out when the refusal comes, that call is stored whole; loading the rest from the
-/// acknowledged point completes the graph.
+/// another weight) stops there on both transports (over HTTP one call is out at a time): the
+/// error names the edges before that call as acknowledged, those are stored, the refused call
+/// stored nothing, and over the WebSocket, where the next call is already out when the refusal
+/// comes, that call is stored whole; loading the rest from the acknowledged point completes the
+/// graph.
 #[test]
 fn a_load_refused_part_way_names_what_is_stored() {
     const BATCH: usize = 100;

@@ -229,10 +229,6 @@ impl System for SpacetimeDb {
             TransportKind::Ws => "the SDK's WebSocket (one connection, confirmed reads)",
             TransportKind::Http => "the HTTP call route",
         };
-        let in_flight = match self.db.transport() {
-            TransportKind::Ws => self.load_plan.in_flight.max(1),
-            TransportKind::Http => 1,
-        };
         Ok(format!(
             "{} at {}, database `{}`, over {transport}; {how}; loads in calls of {} edges, {} \
              out at once",
@@ -240,7 +236,7 @@ impl System for SpacetimeDb {
             self.db.server().url(),
             self.db.database(),
             self.load_plan.batch,
-            in_flight
+            self.load_plan.calls_out(self.db.transport())
         ))
     }
 
