@@ -404,10 +404,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         return None;
     }
     let before = memory::heap_bytes();
-    let builder = RefCell::new(AdjacencyBuilder::with_capacity(
-        meta.vertices as usize,
-        meta.edges as usize,
-    ));
+    let mut builder = AdjacencyBuilder::with_capacity(meta.vertices as usize, meta.edges as usize);
     let mut budget = Budget::from_arg(tx_budget);
     // The scan reads windows of source ids, sized so that a window holds about a budget of
     // edges: a range scan hands over all its rows at once, so it must be bounded at both ends.
@@ -422,22 +419,17 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     while from <= meta.max_vertex_id {
         let units = budget.units();
         let to = from.saturating_add(width - 1);
-        let read = runner.run(|tx| {
-            let arcs = edges::out_of(&tx.db, from..=to, edges::any_wide(&tx.db));
-            let rows = arcs.len() as u64;
-            builder
-                .borrow_mut()
-                .add_attributed_arcs(arcs.into_iter().map(|a| (a.src, a.dst, a.attrs())))
-                .map(|()| rows)
-        });
-        let rows = match read {
-            Ok(rows) => rows,
-            Err(error) => {
-                log::warn!("snapshot abandoned: the edge scan gave {error:?}");
-                forget(runner);
-                return None;
-            }
-        };
+        // The arcs are added after the transaction: the engine runs a body again if its commit
+        // fails, and the builder must see each window once.
+        let arcs = runner.run(|tx| edges::out_of(&tx.db, from..=to, edges::any_wide(&tx.db)));
+        let rows = arcs.len() as u64;
+        let added =
+            builder.add_attributed_arcs(arcs.into_iter().map(|a| (a.src, a.dst, a.attrs())));
+        if let Err(error) = added {
+            log::warn!("snapshot abandoned: the edge scan gave {error:?}");
+            forget(runner);
+            return None;
+        }
         runner.observe(&mut budget, rows);
         if to == u64::MAX {
             break;
@@ -453,7 +445,6 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
             width
         };
     }
-    let mut builder = builder.into_inner();
     runner.compute_paced(|units| builder.finish_step(units));
     let mut graph = builder.into_graph();
     read_vertex_labels(runner, meta, &mut graph, tx_budget);

@@ -136,8 +136,11 @@ impl<'c> TxRunner<'c> {
     /// Runs `body` in one transaction and records its hold time; afterwards yields if this
     /// procedure has kept the executor for `yield_every_us` or more.
     ///
-    /// `body` is called again if the commit fails (the engine retries once). Our bodies only
-    /// read, so a retry merely continues the traversal from a state built on a consistent read.
+    /// The engine calls `body` again, in a new transaction, if the commit fails (2.14 retries
+    /// once; its commit fails only when refreshing a view fails, and this module has none). So
+    /// a body may change state outside the transaction only where a second run is harmless: a
+    /// traversal step (a retry is one more step, each on a consistent read), labels set
+    /// (idempotent); rows for a snapshot are returned and added after the commit.
     pub fn run<T>(&mut self, body: impl Fn(&TxContext) -> T) -> T {
         self.run_at(|tx, _| body(tx))
     }
