@@ -113,12 +113,7 @@ impl fmt::Display for DatasetSpec {
 
 /// `edges` with every row given one of the labels `l0` .. `l{k-1}` (seeded), weights kept.
 pub fn with_random_labels(edges: &EdgeList, k: u32, seed: u64) -> EdgeList {
-    let mut out = EdgeList {
-        src: edges.src.clone(),
-        dst: edges.dst.clone(),
-        weights: edges.weights.clone(),
-        ..EdgeList::default()
-    };
+    let mut out = edges.clone();
     out.label_names = std::iter::once(String::new())
         .chain((0..k).map(crate::system::label_name))
         .collect();

@@ -1,11 +1,14 @@
 //! Reading edge-list files (SNAP text, CSV, optionally gzip-compressed) into parallel arrays:
 //! ids, and for CSV files with `src,dst[,label][,weight]` rows, labels and weights.
 //!
-//! The reader streams: one reusable line buffer, ids parsed straight from bytes, so a
-//! 35M-line file costs no per-line allocation. Rows are kept exactly as written (file order,
+//! The reader streams: one reusable line buffer (SNAP) or record (CSV, read by the `csv` crate,
+//! so quoted fields and CRLF line ends are read as spreadsheets and databases write them), ids
+//! parsed straight from bytes, label names interned through a hash map, so a 35M-line file
+//! costs no per-line allocation. Rows are kept exactly as written (file order,
 //! duplicates, self-loops), so that statistics and error messages describe the file;
 //! [`EdgeList::sorted`] gives the distinct edges in the order they are best loaded in.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
@@ -16,7 +19,7 @@ use thiserror::Error;
 
 /// Edge rows as parallel arrays (`src[i] -> dst[i]`), in file order, with their labels and
 /// weights when some row has one.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct EdgeList {
     pub src: Vec<u64>,
     pub dst: Vec<u64>,
@@ -26,6 +29,59 @@ pub struct EdgeList {
     pub label_names: Vec<String>,
     /// Per row, its weight; empty when no row has one (then every weight is 1).
     pub weights: Vec<f32>,
+    names: NameIndex,
+}
+
+impl PartialEq for EdgeList {
+    /// Equal rows, labels and weights (the name index is derived from `label_names`).
+    fn eq(&self, other: &Self) -> bool {
+        (
+            &self.src,
+            &self.dst,
+            &self.labels,
+            &self.label_names,
+            &self.weights,
+        ) == (
+            &other.src,
+            &other.dst,
+            &other.labels,
+            &other.label_names,
+            &other.weights,
+        )
+    }
+}
+
+/// Where each label name is in a list of names, so that a file with many distinct labels is
+/// read in linear time. Names pushed onto the list by other code are indexed when next used.
+#[derive(Debug, Clone, Default)]
+struct NameIndex {
+    at: HashMap<String, u32>,
+    /// How many names of the list are in `at`.
+    indexed: usize,
+}
+
+impl NameIndex {
+    /// `name`'s position in `names`, pushing it if it is not there.
+    fn intern(&mut self, names: &mut Vec<String>, name: &str) -> u32 {
+        if self.indexed > names.len() {
+            *self = Self::default(); // The list was replaced by a shorter one.
+        }
+        for (i, known) in names.iter().enumerate().skip(self.indexed) {
+            self.at.entry(known.clone()).or_insert(i as u32);
+        }
+        self.indexed = names.len();
+        match self.at.get(name) {
+            Some(&i) if names.get(i as usize).is_some_and(|known| known == name) => i,
+            // New (or the list was edited in place, and a second entry of a name is harmless).
+            _ => {
+                names.push(name.to_owned());
+                self.indexed = names.len();
+                let i = names.len() as u32 - 1;
+                self.at.insert(name.to_owned(), i);
+                i
+            }
+        }
+    }
 }
 
 impl FromIterator<(u64, u64)> for EdgeList {
@@ -51,6 +107,7 @@ impl EdgeList {
             weights: Vec::new(),
             src: Vec::with_capacity(rows),
             dst: Vec::with_capacity(rows),
+            names: NameIndex::default(),
         }
     }
 
@@ -78,14 +135,8 @@ impl EdgeList {
                 self.label_names.push(String::new());
             }
             self.labels.resize(row, 0);
-            let at = match self.label_names.iter().position(|n| n == label) {
-                Some(at) => at,
-                None => {
-                    self.label_names.push(label.to_owned());
-                    self.label_names.len() - 1
-                }
-            };
-            self.labels.push(at as u32);
+            let at = self.names.intern(&mut self.label_names, label);
+            self.labels.push(at);
         }
         if weight != 1.0 || !self.weights.is_empty() {
             self.weights.resize(row, 1.0);
@@ -228,11 +279,12 @@ impl fmt::Display for Summary {
 /// Text layout of an edge-list file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// SNAP: `src dst` separated by tabs and/or spaces; `#` comment lines.
+    /// SNAP: `src dst` separated by tabs and/or spaces; `#` (SNAP) and `%` (KONECT) comment
+    /// lines.
     Snap,
     /// Comma separated `src,dst[,label][,weight]` (an empty label: none; an empty or no weight:
-    /// 1); `#`
-    /// comment lines; an optional non-numeric header as the first non-comment line.
+    /// 1), fields optionally in double quotes; `#` comment lines; an optional non-numeric header
+    /// as the first non-comment line.
     Csv,
 }
 
@@ -283,6 +335,13 @@ pub enum LineError {
     TooManyFields(usize),
     #[error("expected a vertex id and a label, found {0} fields")]
     NotIdAndLabel(usize),
+    #[error("vertex {id} is given label `{label}` here and `{earlier}` on line {earlier_line}")]
+    TwoLabels {
+        id: u64,
+        label: String,
+        earlier: String,
+        earlier_line: u64,
+    },
     #[error("label `{0}`: labels are at most 64 bytes, without control characters")]
     BadLabel(String),
     #[error("weight `{0}`: weights are finite, non-negative numbers")]
@@ -306,7 +365,8 @@ pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
 }
 
 /// Reads a file of vertex labels: CSV lines `id,label` (an empty label: none), optionally
-/// gzipped, with `#` comments and an optional header line.
+/// gzipped, with `#` comments and an optional header line. A vertex given two different labels
+/// is an error naming both lines (the file would say two things).
 pub fn read_vertex_labels(path: &Path) -> Result<VertexLabels, EdgeListError> {
     let name = path.display().to_string();
     parse_vertex_labels(open_text(path)?, &name)
@@ -342,24 +402,26 @@ fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
 }
 
 /// Vertices and their labels: vertex `ids[i]` has label `label_names[labels[i]]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct VertexLabels {
     pub ids: Vec<u64>,
     pub label_names: Vec<String>,
     pub labels: Vec<u32>,
+    names: NameIndex,
+}
+
+impl PartialEq for VertexLabels {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.ids, &self.label_names, &self.labels)
+            == (&other.ids, &other.label_names, &other.labels)
+    }
 }
 
 impl VertexLabels {
     pub fn push(&mut self, id: u64, label: &str) {
-        let at = match self.label_names.iter().position(|n| n == label) {
-            Some(at) => at,
-            None => {
-                self.label_names.push(label.to_owned());
-                self.label_names.len() - 1
-            }
-        };
+        let at = self.names.intern(&mut self.label_names, label);
         self.ids.push(id);
-        self.labels.push(at as u32);
+        self.labels.push(at);
     }
 
     pub fn len(&self) -> usize {
@@ -377,16 +439,33 @@ pub fn parse_vertex_labels<R: BufRead>(
     name: &str,
 ) -> Result<VertexLabels, EdgeListError> {
     let mut out = VertexLabels::default();
-    for_each_data_line(reader, name, |line, first| {
-        if first && is_csv_header(line) {
+    // Each vertex's label (an index into `out.label_names`) and the line that gave it.
+    let mut given: HashMap<u64, (u32, u64)> = HashMap::new();
+    let mut csv = CsvLine::default();
+    for_each_data_line(reader, name, Format::Csv, |line, first, line_no| {
+        csv.split(line);
+        if first && csv.is_header() {
             return Ok(());
         }
-        let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(<[u8]>::trim_ascii).collect();
-        let (id, label) = match fields[..] {
-            [id, label] => (parse_id(id)?, parse_label(label)?),
-            _ => return Err(LineError::NotIdAndLabel(fields.len())),
+        let mut fields = csv.fields();
+        let (id, label) = match (fields.next(), fields.next(), fields.count()) {
+            (Some(id), Some(label), 0) => (parse_id(id)?, parse_label(label)?),
+            (id, label, rest) => {
+                let found = usize::from(id.is_some()) + usize::from(label.is_some()) + rest;
+                return Err(LineError::NotIdAndLabel(found));
+            }
         };
         out.push(id, label);
+        let at = *out.labels.last().expect("just pushed");
+        let (earlier, earlier_line) = *given.entry(id).or_insert((at, line_no));
+        if earlier != at {
+            return Err(LineError::TwoLabels {
+                id,
+                label: label.to_owned(),
+                earlier: out.label_names[earlier as usize].clone(),
+                earlier_line,
+            });
+        }
         Ok(())
     })?;
     Ok(out)
@@ -399,15 +478,21 @@ pub fn parse_edge_list<R: BufRead>(
     format: Format,
 ) -> Result<EdgeList, EdgeListError> {
     let mut edges = EdgeList::new();
-    for_each_data_line(reader, name, |line, first| {
+    let mut csv = CsvLine::default();
+    for_each_data_line(reader, name, format, |line, first, _| {
         let (s, d, label, weight) = match format {
             Format::Snap => parse_fields(
                 line.split(u8::is_ascii_whitespace)
                     .filter(|f| !f.is_empty()),
                 false,
             )?,
-            Format::Csv if first && is_csv_header(line) => return Ok(()),
-            Format::Csv => parse_fields(line.split(|&b| b == b',').map(<[u8]>::trim_ascii), true)?,
+            Format::Csv => {
+                csv.split(line);
+                if first && csv.is_header() {
+                    return Ok(());
+                }
+                parse_fields(csv.fields(), true)?
+            }
         };
         edges.push_with(s, d, label, weight);
         Ok(())
@@ -415,14 +500,23 @@ pub fn parse_edge_list<R: BufRead>(
     Ok(edges)
 }
 
-/// Calls `row(line, first)` for each line of `reader` that is neither blank nor a `#` comment,
-/// trimmed (`first`: the first such line); a line's error comes back naming `name` and the
-/// 1-based line number.
+/// Calls `row(line, first, number)` for each line of `reader` that is neither blank nor a
+/// comment (`#`, and in SNAP files also KONECT's `%`), trimmed (`first`: the first such line;
+/// `number`: 1-based); a line's error comes back naming `name` and the line. A UTF-8 byte-order
+/// mark is skipped.
 fn for_each_data_line<R: BufRead>(
     mut reader: R,
     name: &str,
-    mut row: impl FnMut(&[u8], bool) -> Result<(), LineError>,
+    format: Format,
+    mut row: impl FnMut(&[u8], bool, u64) -> Result<(), LineError>,
 ) -> Result<(), EdgeListError> {
+    let read_error = |line, error| EdgeListError::Read {
+        file: name.to_owned(),
+        line,
+        error,
+    };
+    skip_bom(&mut reader).map_err(|e| read_error(1, e))?;
+    let comment = |c: u8| c == b'#' || (c == b'%' && format == Format::Snap);
     let mut buf = Vec::with_capacity(256);
     let mut line_no = 0u64;
     let mut seen_data_line = false;
@@ -431,20 +525,16 @@ fn for_each_data_line<R: BufRead>(
         line_no += 1;
         let read = reader
             .read_until(b'\n', &mut buf)
-            .map_err(|error| EdgeListError::Read {
-                file: name.to_owned(),
-                line: line_no,
-                error,
-            })?;
+            .map_err(|e| read_error(line_no, e))?;
         if read == 0 {
             return Ok(());
         }
         let line = buf.trim_ascii();
-        if line.is_empty() || line[0] == b'#' {
+        if line.is_empty() || comment(line[0]) {
             continue;
         }
         let first = !std::mem::replace(&mut seen_data_line, true);
-        row(line, first).map_err(|problem| EdgeListError::Line {
+        row(line, first, line_no).map_err(|problem| EdgeListError::Line {
             file: name.to_owned(),
             line: line_no,
             problem,
@@ -452,10 +542,66 @@ fn for_each_data_line<R: BufRead>(
     }
 }
 
-/// A CSV header is a first line none of whose fields is a number (e.g. `src,dst`).
-fn is_csv_header(line: &[u8]) -> bool {
-    line.split(|&b| b == b',')
-        .all(|f| parse_id(f.trim_ascii()).is_err())
+/// One CSV line split into fields by `csv-core` (RFC 4180: fields in double quotes may hold
+/// commas, `""` is a quote), each trimmed. Its buffers are reused from line to line. A quoted
+/// field cannot span lines here, which loses nothing: labels hold no control characters.
+struct CsvLine {
+    parser: csv_core::Reader,
+    /// The fields' bytes, unquoted, one after another.
+    bytes: Vec<u8>,
+    /// Where each field ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Default for CsvLine {
+    fn default() -> Self {
+        Self {
+            // Built: `csv_core::Reader::default()` has no parsing tables yet.
+            parser: csv_core::ReaderBuilder::new().build(),
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+}
+
+impl CsvLine {
+    fn split(&mut self, line: &[u8]) {
+        // Never more bytes than the line, nor more fields than commas + 1.
+        self.bytes.resize(line.len().max(1), 0);
+        self.ends.resize(line.len() + 1, 0);
+        self.parser.reset();
+        let (_, _, written, ends) = self
+            .parser
+            .read_record(line, &mut self.bytes, &mut self.ends);
+        // The line has no terminator: an empty input ends its last field (positions in `ends`
+        // count from the start of `bytes`).
+        let (result, _, _, last) =
+            self.parser
+                .read_record(&[], &mut self.bytes[written..], &mut self.ends[ends..]);
+        debug_assert_eq!(result, csv_core::ReadRecordResult::Record);
+        self.ends.truncate(ends + last);
+    }
+
+    fn fields(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| self.bytes[start..end].trim_ascii())
+    }
+
+    /// A header is a first line none of whose fields is a number (e.g. `src,dst`).
+    fn is_header(&self) -> bool {
+        self.fields().all(|f| parse_id(f).is_err())
+    }
+}
+
+/// Skips a UTF-8 byte-order mark at the start of `reader` (spreadsheets write one).
+fn skip_bom(reader: &mut impl BufRead) -> io::Result<()> {
+    const BOM: &[u8] = b"\xEF\xBB\xBF";
+    if reader.fill_buf()?.starts_with(BOM) {
+        reader.consume(BOM.len());
+    }
+    Ok(())
 }
 
 /// Two ids and, if `attrs` allows them, a label and a weight (missing: `""` and 1).
@@ -719,6 +865,84 @@ mod tests {
         // A SNAP file has no label or weight columns.
         let (_, problem, _) = line_error("1 2 road\n", Format::Snap);
         assert_eq!(problem, LineError::TooManyFields(3));
+    }
+
+    #[test]
+    fn csv_as_spreadsheets_and_databases_write_it() {
+        // Every field quoted (Neo4j's export), a comma and a quote inside a label.
+        let text = "\"src\",\"dst\",\"label\"\n\"1\",\"2\",\"KNOWS\"\n3,4,\"a, b\"\n5,6,\"say \"\"hi\"\"\"\n";
+        let list = parse(text, Format::Csv).unwrap();
+        assert_eq!(rows(&list), [(1, 2), (3, 4), (5, 6)]);
+        let labels: Vec<&str> = (0..list.len()).map(|i| list.attrs(i).0).collect();
+        assert_eq!(labels, ["KNOWS", "a, b", "say \"hi\""]);
+        // A byte-order mark, with and without a header; CRLF line ends; blank lines.
+        for text in [
+            "\u{feff}1,2\r\n3,4\r\n",
+            "\u{feff}src,dst\r\n1,2\r\n\r\n  \r\n3,4",
+        ] {
+            assert_eq!(
+                rows(&parse(text, Format::Csv).unwrap()),
+                [(1, 2), (3, 4)],
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            rows(&parse("\u{feff}1 2\n", Format::Snap).unwrap()),
+            [(1, 2)]
+        );
+        // Lines are counted across blank, comment and CRLF lines.
+        let (line, problem, _) = line_error("1,2\r\n\r\n# c\r\n5\r\n", Format::Csv);
+        assert_eq!((line, problem), (4, LineError::TooFewFields(1)));
+    }
+
+    #[test]
+    fn snap_reads_konect_comments() {
+        let text = "% sym unweighted\n% 2 3 3\n1 2\n2\t3\n";
+        assert_eq!(rows(&parse(text, Format::Snap).unwrap()), [(1, 2), (2, 3)]);
+    }
+
+    #[test]
+    fn a_vertex_given_two_labels_names_both_lines() {
+        match parse_vertex_labels("1,a\n2,b\n# c\n1,a\n1,b\n".as_bytes(), "v.csv") {
+            Err(EdgeListError::Line { line, problem, .. }) => assert_eq!(
+                (line, problem.to_string()),
+                (
+                    5,
+                    "vertex 1 is given label `b` here and `a` on line 1".into()
+                )
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn many_distinct_labels_keep_their_indices() {
+        let text: String = (0..50_000)
+            .map(|i| format!("{i},{},l{}\n", i + 1, i % 20_000))
+            .collect();
+        let list = parse(&text, Format::Csv).unwrap();
+        assert_eq!(list.label_names.len(), 20_001, "\"\" and 20,000 names");
+        for i in [0, 19_999, 20_000, 49_999] {
+            assert_eq!(list.attrs(i).0, format!("l{}", i % 20_000));
+        }
+        // A list built around a copy of the names (as `sorted` builds one) interns into it.
+        let mut sorted = list.sorted();
+        sorted.push_with(9, 9, "l5", 1.0);
+        sorted.push_with(9, 10, "new", 1.0);
+        assert_eq!(sorted.label_names.len(), 20_002);
+        let last = sorted.len() - 1;
+        assert_eq!(
+            (sorted.attrs(last - 1).0, sorted.attrs(last).0),
+            ("l5", "new")
+        );
+        let mut vertices = VertexLabels::default();
+        for i in 0..30_000 {
+            vertices.push(i, &format!("v{i}"));
+        }
+        assert_eq!(
+            (vertices.label_names.len(), vertices.labels[29_999]),
+            (30_000, 29_999)
+        );
     }
 
     #[test]
