@@ -596,20 +596,29 @@ impl GraphDb {
     }
 
     /// Gives every vertex of `list` its label, in calls of at most [`MAX_BATCH_EDGES`]
-    /// vertices (each one transaction); returns the number of calls.
+    /// vertices (each one transaction; over HTTP a call also stops at [`MAX_BODY_BYTES`]), each
+    /// carrying only the label names it uses; returns the number of calls. Labelling is
+    /// idempotent: after a failure, sending the whole list again is safe.
     pub fn load_vertex_labels(
         &self,
         list: &crate::edgelist::VertexLabels,
     ) -> Result<usize, ClientError> {
+        let http = self.transport() == TransportKind::Http;
         let mut calls = 0;
-        for start in (0..list.len()).step_by(MAX_BATCH_EDGES) {
-            let end = (start + MAX_BATCH_EDGES).min(list.len());
-            self.set_vertex_labels(
-                &list.ids[start..end],
+        let mut start = 0;
+        while start < list.len() {
+            let end = rows_end(
+                start..list.len(),
+                MAX_BATCH_EDGES,
+                http,
                 &list.label_names,
-                &list.labels[start..end],
-            )?;
+                |i| Some(list.labels[i]),
+                |i| digits(list.ids[i]) + digits(list.labels[i].into()),
+            );
+            let (names, labels) = used_names(&list.label_names, &list.labels[start..end]);
+            self.set_vertex_labels(&list.ids[start..end], &names, &labels)?;
             calls += 1;
+            start = end;
         }
         Ok(calls)
     }
@@ -625,21 +634,11 @@ impl GraphDb {
         if !edges.has_attrs() {
             return self.send_add_edges(src, dst);
         }
-        // Only the names this batch uses, renumbered.
-        let mut names: Vec<String> = Vec::new();
-        let mut index = std::collections::HashMap::new();
-        let labels: Vec<u32> = match edges.labels.is_empty() {
-            true => Vec::new(),
-            false => edges.labels[range.clone()]
-                .iter()
-                .map(|&at| {
-                    *index.entry(at).or_insert_with(|| {
-                        names.push(edges.label_names[at as usize].clone());
-                        names.len() as u32 - 1
-                    })
-                })
-                .collect(),
+        let labels = match edges.labels.is_empty() {
+            true => &[][..],
+            false => &edges.labels[range.clone()],
         };
+        let (names, labels) = used_names(&edges.label_names, labels);
         let weights = match edges.weights.is_empty() {
             true => &[][..],
             false => &edges.weights[range],
@@ -1379,38 +1378,78 @@ fn answer<T: Send + 'static>(
     move |_, r| reply(r.map_err(|e| e.to_string()))
 }
 
-/// End of the batch starting at `start`: at most `batch` (≥ 1, ≤ [`MAX_BATCH_EDGES`]) edges,
-/// and with `body_limit` a JSON body under [`MAX_BODY_BYTES`] (each id costs its digits plus a
-/// comma).
+/// The names `labels` (indices into `names`) use, each once, and `labels` renumbered into them:
+/// a call carries only the names its rows use.
+fn used_names(names: &[String], labels: &[u32]) -> (Vec<String>, Vec<u32>) {
+    let mut used = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let labels = labels
+        .iter()
+        .map(|&at| {
+            *index.entry(at).or_insert_with(|| {
+                used.push(names[at as usize].clone());
+                used.len() as u32 - 1
+            })
+        })
+        .collect();
+    (used, labels)
+}
+
+/// End of the batch of edges starting at `start`: at most `batch` (≥ 1, ≤ [`MAX_BATCH_EDGES`])
+/// edges, and with `body_limit` a JSON body under [`MAX_BODY_BYTES`].
 fn batch_end(edges: &EdgeList, start: usize, batch: usize, body_limit: bool) -> usize {
-    let end = edges.len().min(start + batch.clamp(1, MAX_BATCH_EDGES));
+    rows_end(
+        start..edges.len(),
+        batch,
+        body_limit,
+        &edges.label_names,
+        |i| edges.labels.get(i).copied(),
+        |i| {
+            let label = edges.labels.get(i).map_or(0, |&at| digits(at.into()));
+            let weight = if edges.weights.is_empty() { 0 } else { 16 };
+            digits(edges.src[i]) + digits(edges.dst[i]) + label + weight
+        },
+    )
+}
+
+/// End of a batch of `rows` starting at `rows.start`: at most `batch` (≥ 1, ≤
+/// [`MAX_BATCH_EDGES`]) rows, and with `body_limit` a JSON body under [`MAX_BODY_BYTES`], where
+/// row `i` costs `row_bytes(i)` and its label (`label(i)`, an index into `names`) the name's
+/// JSON the first time the batch uses it.
+fn rows_end(
+    rows: std::ops::Range<usize>,
+    batch: usize,
+    body_limit: bool,
+    names: &[String],
+    label: impl Fn(usize) -> Option<u32>,
+    row_bytes: impl Fn(usize) -> usize,
+) -> usize {
+    let start = rows.start;
+    let end = rows.end.min(start + batch.clamp(1, MAX_BATCH_EDGES));
     if !body_limit {
         return end;
     }
-    let digits = |v: u64| v.checked_ilog10().unwrap_or(0) as usize + 2;
-    // Labels: an index each, and each name used once (a name is at most 64 bytes, JSON-escaped
-    // at most 6 times longer); weights: at most 16 bytes each.
+    // A name is at most 64 bytes, JSON-escaped at most 6 times longer.
     let mut bytes = 64;
     let mut named = std::collections::HashSet::new();
     for i in start..end {
-        if let Some(&at) = edges.labels.get(i)
+        if let Some(at) = label(i)
             && named.insert(at)
         {
-            bytes += 6 * edges.label_names[at as usize].len() + 3;
+            bytes += 6 * names[at as usize].len() + 3;
         }
-        bytes += digits(edges.src[i]) + digits(edges.dst[i]);
-        if let Some(&at) = edges.labels.get(i) {
-            bytes += digits(at as u64);
-        }
-        if !edges.weights.is_empty() {
-            bytes += 16;
-        }
+        bytes += row_bytes(i);
         if bytes > MAX_BODY_BYTES {
-            // At least one edge a call (one edge never comes near the limit).
+            // At least one row a call (one row never comes near the limit).
             return i.max(start + 1);
         }
     }
     end
+}
+
+/// Bytes of `v` in a JSON list: its digits and a comma.
+fn digits(v: u64) -> usize {
+    v.checked_ilog10().unwrap_or(0) as usize + 2
 }
 
 fn names(labels: &[&str]) -> Vec<String> {
@@ -1463,6 +1502,16 @@ mod tests {
             "at least one edge per call"
         );
         assert_eq!(batch_end(&small, 0, usize::MAX, false), MAX_BATCH_EDGES);
+    }
+
+    #[test]
+    fn a_call_carries_only_the_names_it_uses() {
+        let names: Vec<String> = ["", "a", "b", "c"].map(String::from).to_vec();
+        assert_eq!(
+            used_names(&names, &[3, 1, 3, 0]),
+            (["c", "a", ""].map(String::from).to_vec(), vec![0, 1, 0, 2])
+        );
+        assert_eq!(used_names(&names, &[]), (vec![], vec![]));
     }
 
     #[test]

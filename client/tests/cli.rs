@@ -542,3 +542,55 @@ fn a_refused_remembered_token_names_where_it_came_from() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && !err.contains("hint:"), "{err}");
 }
+
+/// A vertex-label file as a spreadsheet exports it (byte-order mark, CRLF, every field quoted)
+/// and too large for one HTTP call: split into calls under the body limit over HTTP, into calls
+/// of at most 200,000 vertices over the WebSocket, every vertex labelled; a file that gives a
+/// vertex two labels is refused, naming both lines, before any call.
+#[test]
+fn large_vertex_label_files_are_split_and_checked_whole() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let cli = Cli {
+        url: host.url().to_string(),
+        token: server.token().unwrap().to_string(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    const N: u64 = 210_000;
+    let base = 1_000_000_000_000_000_000u64; // 19 digits: 4 MB of ids in JSON
+    let label = |i: u64| format!("g{}", i % 997);
+    let mut text = b"\xEF\xBB\xBF\"id\",\"label\"\r\n".to_vec();
+    for i in 0..N {
+        text.extend(format!("\"{}\",\"{}\"\r\n", base + i, label(i)).bytes());
+    }
+    let labels = file(&dir, "labels.csv", &text);
+    for (transport, calls) in [("http", 3..=10), ("ws", 2..=2)] {
+        let out = cli.json(&["label-vertices", &labels, "--transport", transport]);
+        assert_eq!(
+            (&out["rows"], &out["vertices"]),
+            (&json!(N), &json!(N)),
+            "{out}"
+        );
+        let made = out["calls"].as_u64().unwrap();
+        assert!(calls.contains(&made), "{transport}: {made} calls");
+    }
+    // A path from 0 enters the target only if it has one of the labels named.
+    for i in [0, 1, 996, 997, N / 2, N - 1] {
+        let v = (base + i).to_string();
+        cli.json(&["add-edge", "0", &v]);
+        let found = cli.json(&["path", "0", &v, "--vertex-labels", &label(i)]);
+        assert_eq!(found["path"], json!([0, base + i]), "{found}");
+        let other = label(i + 1);
+        let missed = cli.json(&["path", "0", &v, "--vertex-labels", &other]);
+        assert_eq!(missed["status"], "Unreachable", "{missed}");
+    }
+
+    let before = cli.json(&["stats"]);
+    let two = file(&dir, "two.csv", b"5,a\r\n6,b\r\n5,b\r\n");
+    let err = cli.fails(&["label-vertices", &two]);
+    assert!(
+        err.contains("line 3: vertex 5 is given label `b` here and `a` on line 1"),
+        "{err}"
+    );
+    assert_eq!(cli.json(&["stats"])["vertices"], before["vertices"]);
+}
