@@ -89,6 +89,14 @@ fn load_query_and_errors() {
         serde_json::json!([4])
     );
     assert!(cli.fails(&["neighbors", "1"]).contains("unknown vertex 1"));
+    // The file has 7 distinct edges: resuming at its end sends nothing, past it is an error.
+    assert_eq!(cli.json(&["load", &snap, "--resume-from", "7"])["sent"], 0);
+    let err = cli.fails(&["load", &snap, "--resume-from", "8"]);
+    assert!(
+        err.contains("--resume-from 8 is past the end") && err.contains("has 7 distinct edges"),
+        "{err}"
+    );
+    assert_eq!(cli.json(&["stats"])["edges"], 2, "nothing sent");
 
     // Loading twice leaves the same graph (duplicates and re-sent rows are harmless); the first
     // time in calls of two edges, where the already stored 5→4 and 7→8 share calls with new ones.

@@ -436,7 +436,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // the table; progress and --resume-from count in that order.
             let mut rest = rows.sorted();
             let total = rest.len();
-            let skip = resume_from.min(total);
+            // Past the end is a hint from another file or a typo: loading nothing would hide it.
+            anyhow::ensure!(
+                resume_from <= total,
+                "--resume-from {resume_from} is past the end: {} has {total} distinct edges",
+                file.display()
+            );
+            let skip = resume_from;
             rest.skip_first(skip);
             let bar = ProgressBar::new(total as u64).with_style(ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} edges ({per_sec})",
