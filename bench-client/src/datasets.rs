@@ -114,13 +114,15 @@ impl fmt::Display for DatasetSpec {
 /// `edges` with every row given one of the labels `l0` .. `l{k-1}` (seeded), weights kept.
 pub fn with_random_labels(edges: &EdgeList, k: u32, seed: u64) -> EdgeList {
     let mut out = edges.clone();
-    out.label_names = std::iter::once(String::new())
-        .chain((0..k).map(crate::system::label_name))
-        .collect();
-    out.labels = random_labels(edges.len(), k, seed)
-        .into_iter()
-        .map(|l| l + 1)
-        .collect();
+    out.set_labels(
+        std::iter::once(String::new())
+            .chain((0..k).map(crate::system::label_name))
+            .collect(),
+        random_labels(edges.len(), k, seed)
+            .into_iter()
+            .map(|l| l + 1)
+            .collect(),
+    );
     out
 }
 

@@ -1,10 +1,9 @@
 //! Reading edge-list files (SNAP text, CSV, optionally gzip-compressed) into parallel arrays:
 //! ids, and for CSV files with `src,dst[,label][,weight]` rows, labels and weights.
 //!
-//! The reader streams: one reusable line buffer (SNAP) or record (CSV, read by the `csv` crate,
-//! so quoted fields and CRLF line ends are read as spreadsheets and databases write them), ids
-//! parsed straight from bytes, label names interned through a hash map, so a 35M-line file
-//! costs no per-line allocation. Rows are kept exactly as written (file order,
+//! The reader streams: one reusable line buffer, CSV lines split by `csv-core` (so quoted fields
+//! are read as spreadsheets and databases write them), ids parsed straight from bytes, label
+//! names interned through a hash map, so a 35M-line file costs no per-line allocation. Rows are kept exactly as written (file order,
 //! duplicates, self-loops), so that statistics and error messages describe the file;
 //! [`EdgeList::sorted`] gives the distinct edges in the order they are best loaded in.
 
@@ -25,7 +24,8 @@ pub struct EdgeList {
     pub dst: Vec<u64>,
     /// Per row, an index into `label_names`; empty when no row has a label.
     pub labels: Vec<u32>,
-    /// Label names, each once; `""` (no label) is the first once any row has a label.
+    /// Label names, each once; `""` (no label) is the first once any row has a label. Replace
+    /// it with [`EdgeList::set_labels`], which keeps the name index in step.
     pub label_names: Vec<String>,
     /// Per row, its weight; empty when no row has one (then every weight is 1).
     pub weights: Vec<f32>,
@@ -142,6 +142,13 @@ impl EdgeList {
             self.weights.resize(row, 1.0);
             self.weights.push(weight);
         }
+    }
+
+    /// Gives the rows the labels `label_names[labels[i]]`, replacing any they had.
+    pub fn set_labels(&mut self, label_names: Vec<String>, labels: Vec<u32>) {
+        self.label_names = label_names;
+        self.labels = labels;
+        self.names = NameIndex::default();
     }
 
     /// Drops the first `n` rows (all of them if fewer), with their labels and weights.
@@ -417,6 +424,8 @@ impl PartialEq for VertexLabels {
     }
 }
 
+impl Eq for VertexLabels {}
+
 impl VertexLabels {
     pub fn push(&mut self, id: u64, label: &str) {
         let at = self.names.intern(&mut self.label_names, label);
@@ -556,8 +565,12 @@ struct CsvLine {
 impl Default for CsvLine {
     fn default() -> Self {
         Self {
-            // Built: `csv_core::Reader::default()` has no parsing tables yet.
-            parser: csv_core::ReaderBuilder::new().build(),
+            // Built: `csv_core::Reader::default()` has no parsing tables yet. Only `\n` ends a
+            // record: the line has none left, so a `\r` inside it stays in its field (and is
+            // refused there), never ending the record early.
+            parser: csv_core::ReaderBuilder::new()
+                .terminator(csv_core::Terminator::Any(b'\n'))
+                .build(),
             bytes: Vec::new(),
             ends: Vec::new(),
         }
@@ -575,10 +588,9 @@ impl CsvLine {
             .read_record(line, &mut self.bytes, &mut self.ends);
         // The line has no terminator: an empty input ends its last field (positions in `ends`
         // count from the start of `bytes`).
-        let (result, _, _, last) =
+        let (_, _, _, last) =
             self.parser
                 .read_record(&[], &mut self.bytes[written..], &mut self.ends[ends..]);
-        debug_assert_eq!(result, csv_core::ReadRecordResult::Record);
         self.ends.truncate(ends + last);
     }
 
@@ -890,6 +902,12 @@ mod tests {
             rows(&parse("\u{feff}1 2\n", Format::Snap).unwrap()),
             [(1, 2)]
         );
+        // A carriage return inside a line is no line end (old Mac files are refused, not read
+        // as one header line).
+        let (line, problem, _) = line_error("1,2\r3,4\n", Format::Csv);
+        assert_eq!((line, problem), (1, LineError::NotAnInteger("2\r3".into())));
+        let (line, problem, _) = line_error("src,dst\r1,2\r3,4", Format::Csv);
+        assert_eq!((line, problem), (1, LineError::BadLabel("2\r3".into())));
         // Lines are counted across blank, comment and CRLF lines.
         let (line, problem, _) = line_error("1,2\r\n\r\n# c\r\n5\r\n", Format::Csv);
         assert_eq!((line, problem), (4, LineError::TooFewFields(1)));
