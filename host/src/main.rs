@@ -207,8 +207,18 @@ async fn serve(
         .with_graceful_shutdown(shutdown_signal())
         .await?;
     // Snapshot every database while it still runs (a restart then replays nothing), then stop
-    // each so its commit log is flushed before the process exits.
-    persistence.snapshot_all(SNAPSHOT_ON_STOP_LIMIT).await;
+    // each so its commit log is flushed before the process exits. A second Ctrl-C or SIGTERM
+    // stops the wait (a snapshot that cannot be written, e.g. on a full disk, never signals).
+    log::info!(
+        "snapshotting the databases before stopping (up to {} s each; signal again to skip)",
+        SNAPSHOT_ON_STOP_LIMIT.as_secs()
+    );
+    tokio::select! {
+        () = persistence.snapshot_all(SNAPSHOT_ON_STOP_LIMIT) => {}
+        () = shutdown_signal() => log::warn!(
+            "stopping without waiting for the snapshots: the restart replays the commit log"
+        ),
+    }
     app.control.shutdown().await;
     log::info!("stopped");
     Ok(())

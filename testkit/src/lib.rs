@@ -212,24 +212,40 @@ impl TestHost {
         self.launch();
     }
 
-    /// Stops the host as an operator would: SIGTERM, on which it flushes every commit log and
-    /// exits. Kills it if it has not exited within 30 s.
-    fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else {
-            return;
+    /// The directory the host keeps its databases in (commit logs and snapshots).
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.path().join("data")
+    }
+
+    /// Sends SIGTERM, as an operator stopping the host does (again: as one insisting does), and
+    /// waits up to `wait` for the process to exit; returns whether it did. Once it has, the host
+    /// is stopped (start it again with [`TestHost::relaunch`]).
+    pub fn terminate(&mut self, wait: Duration) -> bool {
+        let Some(child) = self.child.as_mut() else {
+            return true;
         };
         let _ = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
+        let deadline = Instant::now() + wait;
+        loop {
             if !matches!(child.try_wait(), Ok(None)) {
-                return;
+                self.child = None;
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = child.kill();
-        let _ = child.wait();
+    }
+
+    /// Stops the host as an operator would: SIGTERM, on which it flushes every commit log and
+    /// exits. Kills it if it has not exited within 30 s.
+    fn stop(&mut self) {
+        if !self.terminate(Duration::from_secs(30)) {
+            self.crash();
+        }
     }
 }
 

@@ -138,3 +138,56 @@ fn calls_transactions_errors_and_restart() {
     owner.publish("conf", conformance_wasm(), true).unwrap();
     assert!(notes(&owner).is_empty());
 }
+
+/// A host stopping snapshots every database first and waits for each snapshot; one that never
+/// comes (it cannot be written, as on a full disk, and the engine only logs the failure) is
+/// waited for until a second SIGTERM, which stops the host at once.
+#[test]
+fn a_second_signal_stops_the_host_without_its_snapshots() {
+    let mut host = TestHost::start();
+    let (_, owner) = host.client();
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    owner
+        .call(
+            "conf",
+            "add_note",
+            &json!(["logged after the last snapshot"]),
+        )
+        .unwrap();
+    // The database's snapshot directory becomes a file: the engine's next snapshot fails to
+    // be written, and it only logs that.
+    let replicas = host.data_dir().join("replicas");
+    for replica in std::fs::read_dir(&replicas).unwrap() {
+        let snapshots = replica.unwrap().path().join("snapshots");
+        // Not while the engine writes its first snapshot (its lock file must still be there
+        // when it lets go of it).
+        let writing = || {
+            std::fs::read_dir(&snapshots)
+                .unwrap()
+                .any(|e| e.unwrap().path().extension().is_some_and(|x| x == "lock"))
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while writing() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::remove_dir_all(&snapshots).unwrap();
+        std::fs::write(&snapshots, "not a directory").unwrap();
+    }
+    let wait = std::time::Duration::from_secs(3);
+    assert!(
+        !host.terminate(wait),
+        "stopped without waiting for its snapshot:\n{}",
+        host.log()
+    );
+    assert!(
+        host.terminate(std::time::Duration::from_secs(20)),
+        "a second signal did not stop it:\n{}",
+        host.log()
+    );
+    assert!(
+        host.log()
+            .contains("stopping without waiting for the snapshots"),
+        "{}",
+        host.log()
+    );
+}
