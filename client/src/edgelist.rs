@@ -188,7 +188,8 @@ impl EdgeList {
     /// neighbor list then touches a few pages instead of one per arc (index-hop BFS on the
     /// LJ-sized graph ran about 30% faster, `results/lj-holds/`).
     /// Rows that are the same edge with the same label and weight count once; rows that give
-    /// one edge different labels or weights are all kept (the server refuses the second).
+    /// one edge different labels or weights are all kept (the server refuses the second; see
+    /// [`EdgeList::first_conflict`]).
     pub fn sorted(&self) -> EdgeList {
         if !self.has_attrs() {
             let mut pairs: Vec<(u64, u64)> = self.iter().collect();
@@ -219,6 +220,14 @@ impl EdgeList {
             }
         }
         out
+    }
+
+    /// In a [`sorted`](Self::sorted) list, the first two rows that give one edge different
+    /// labels or weights (an edge has one of each), as indices.
+    pub fn first_conflict(&self) -> Option<(usize, usize)> {
+        (1..self.len())
+            .find(|&i| (self.src[i], self.dst[i]) == (self.src[i - 1], self.dst[i - 1]))
+            .map(|i| (i - 1, i))
     }
 
     /// Size and degree statistics of the rows as written.
@@ -487,8 +496,39 @@ pub fn parse_edge_list<R: BufRead>(
     format: Format,
 ) -> Result<EdgeList, EdgeListError> {
     let mut edges = EdgeList::new();
+    for_each_edge(reader, name, format, |s, d, label, weight, _| {
+        edges.push_with(s, d, label, weight)
+    })?;
+    Ok(edges)
+}
+
+/// The 1-based lines of the file at `path` whose row is the edge `src → dst` (read again to name
+/// them in an error: rows keep no line numbers).
+pub fn lines_of_edge(path: &Path, src: u64, dst: u64) -> Result<Vec<u64>, EdgeListError> {
+    let name = path.display().to_string();
+    let mut lines = Vec::new();
+    for_each_edge(
+        open_text(path)?,
+        &name,
+        Format::from_path(path),
+        |s, d, _, _, line| {
+            if (s, d) == (src, dst) {
+                lines.push(line);
+            }
+        },
+    )?;
+    Ok(lines)
+}
+
+/// Calls `edge(src, dst, label, weight, line)` for each edge row of `reader`.
+fn for_each_edge<R: BufRead>(
+    reader: R,
+    name: &str,
+    format: Format,
+    mut edge: impl FnMut(u64, u64, &str, f32, u64),
+) -> Result<(), EdgeListError> {
     let mut csv = CsvLine::default();
-    for_each_data_line(reader, name, format, |line, first, _| {
+    for_each_data_line(reader, name, format, |line, first, line_no| {
         let (s, d, label, weight) = match format {
             Format::Snap => parse_fields(
                 line.split(u8::is_ascii_whitespace)
@@ -503,10 +543,9 @@ pub fn parse_edge_list<R: BufRead>(
                 parse_fields(csv.fields(), true)?
             }
         };
-        edges.push_with(s, d, label, weight);
+        edge(s, d, label, weight, line_no);
         Ok(())
-    })?;
-    Ok(edges)
+    })
 }
 
 /// Calls `row(line, first, number)` for each line of `reader` that is neither blank nor a

@@ -478,6 +478,21 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
         serde_json::json!([1, 2])
     );
 
+    // A file that gives one edge two labels (or weights) is refused whole, naming its lines.
+    let before = cli.json(&["stats"]);
+    let two = file(
+        &dir,
+        "two.csv",
+        b"src,dst,label\n10,11,road\n1,2,road,5\n10,11,rail\n10,11,road\n",
+    );
+    let err = cli.fails(&["load", &two]);
+    assert!(
+        err.contains("lines 2, 4, 5 give the edge 10 → 11 both label `road` and weight 1 and label `rail` and weight 1")
+            && err.contains("Nothing was sent"),
+        "{err}"
+    );
+    assert_eq!(cli.json(&["stats"]), before);
+
     // Vertex labels from a file; a bad line is named and nothing of the file is written.
     let bad = file(&dir, "bad.csv", b"2,hub\n3\n");
     let err = cli.fails(&["label-vertices", &bad]);

@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use graph_client::edgelist::{read_edge_list, read_vertex_labels};
+use graph_client::edgelist::{lines_of_edge, read_edge_list, read_vertex_labels};
 use graph_client::graph::{
     ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, QueryStats, TxOptions,
     to_sats_json,
@@ -435,6 +435,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // Sent distinct and in (src, dst) order, which keeps each vertex's arcs together in
             // the table; progress and --resume-from count in that order.
             let mut rest = rows.sorted();
+            if let Some((a, b)) = rest.first_conflict() {
+                let (s, d) = (rest.src[a], rest.dst[a]);
+                let lines = lines_of_edge(&file, s, d)?;
+                let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
+                let more = if lines.len() > 5 { ", …" } else { "" };
+                let attrs = |i| {
+                    let (label, weight) = rest.attrs(i);
+                    match label {
+                        "" => format!("no label and weight {weight}"),
+                        _ => format!("label `{label}` and weight {weight}"),
+                    }
+                };
+                anyhow::bail!(
+                    "{}: lines {}{more} give the edge {s} → {d} both {} and {}; an edge has one \
+                     label and one weight. Nothing was sent",
+                    file.display(),
+                    shown.join(", "),
+                    attrs(a),
+                    attrs(b),
+                );
+            }
             let total = rest.len();
             // Past the end is a hint from another file or a typo: loading nothing would hide it.
             anyhow::ensure!(
