@@ -16,6 +16,17 @@ struct Cli {
 }
 
 impl Cli {
+    /// A fresh host with the module published as `graph`, and the CLI as its owner.
+    fn on_a_new_host() -> (TestHost, Cli) {
+        let host = TestHost::start();
+        let server = host.publish_module("graph");
+        let cli = Cli {
+            url: host.url().to_string(),
+            token: server.token().unwrap().to_string(),
+        };
+        (host, cli)
+    }
+
     fn run(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_graph"))
             .args([
@@ -67,12 +78,7 @@ fn file(dir: &tempfile::TempDir, name: &str, contents: &[u8]) -> String {
 
 #[test]
 fn load_query_and_errors() {
-    let host = TestHost::start();
-    let server = host.publish_module("graph");
-    let cli = Cli {
-        url: host.url().to_string(),
-        token: server.token().unwrap().to_string(),
-    };
+    let (host, cli) = Cli::on_a_new_host();
     let dir = tempfile::tempdir().unwrap();
     let snap = file(&dir, "g.txt", SNAP.as_bytes());
 
@@ -317,12 +323,7 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
 #[test]
 fn watch_prints_changes_as_they_arrive() {
     use std::io::{BufRead, BufReader};
-    let host = TestHost::start();
-    let server = host.publish_module("graph");
-    let cli = Cli {
-        url: host.url().to_string(),
-        token: server.token().unwrap().to_string(),
-    };
+    let (_host, cli) = Cli::on_a_new_host();
     cli.json(&["add-edge", "1", "3"]);
     let mut watch = Command::new(env!("CARGO_BIN_EXE_graph"))
         .args(["--server", &cli.url, "--token", &cli.token])
@@ -447,12 +448,7 @@ fn only_the_owner_and_granted_identities_write() {
 
 #[test]
 fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
-    let host = TestHost::start();
-    let server = host.publish_module("graph");
-    let cli = Cli {
-        url: host.url().to_string(),
-        token: server.token().unwrap().to_string(),
-    };
+    let (_host, cli) = Cli::on_a_new_host();
     let dir = tempfile::tempdir().unwrap();
     // Sent in (src, dst) order: 1→2 road 5, 1→3 rail 1, 2→4 road 1, 3→2 rail 1.
     let csv = file(
@@ -572,12 +568,7 @@ fn a_refused_remembered_token_names_where_it_came_from() {
 /// vertex two labels is refused, naming both lines, before any call.
 #[test]
 fn large_vertex_label_files_are_split_and_checked_whole() {
-    let host = TestHost::start();
-    let server = host.publish_module("graph");
-    let cli = Cli {
-        url: host.url().to_string(),
-        token: server.token().unwrap().to_string(),
-    };
+    let (_host, cli) = Cli::on_a_new_host();
     let dir = tempfile::tempdir().unwrap();
     const N: u64 = 210_000;
     let base = 1_000_000_000_000_000_000u64; // 19 digits: 4 MB of ids in JSON
