@@ -608,3 +608,37 @@ fn large_vertex_label_files_are_split_and_checked_whole() {
     );
     assert_eq!(cli.json(&["stats"])["vertices"], before["vertices"]);
 }
+
+/// A token file that cannot be read as tokens stops the command, naming the file, and is left
+/// as it was (rewriting it would lose every other server's token, maybe an owner's).
+#[test]
+fn a_corrupt_token_file_is_named_and_kept() {
+    let (host, _cli) = Cli::on_a_new_host();
+    let config = tempfile::tempdir().unwrap();
+    let file = config.path().join("stdb-graph/tokens.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let text = "{\n \"http://other:3000\": \"TOKEN-A\",\n}\n"; // a trailing comma
+    std::fs::write(&file, text).unwrap();
+    let stats = || {
+        Command::new(env!("CARGO_BIN_EXE_graph"))
+            .args(["--server", host.url(), "--database", "graph", "stats"])
+            .env("XDG_CONFIG_HOME", config.path())
+            .output()
+            .unwrap()
+    };
+    let out = stats();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("tokens.json is not a JSON object of server URLs to tokens"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // Once fixed, the other server's token is kept beside this one's.
+    std::fs::write(&file, "{\"http://other:3000\": \"TOKEN-A\"}").unwrap();
+    assert!(stats().status.success());
+    let tokens: serde_json::Map<String, Value> =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(tokens["http://other:3000"], "TOKEN-A");
+    assert!(tokens.contains_key(host.url()), "{tokens:?}");
+}
