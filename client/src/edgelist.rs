@@ -351,6 +351,14 @@ pub enum LineError {
     TooManyFields(usize),
     #[error("expected a vertex id and a label, found {0} fields")]
     NotIdAndLabel(usize),
+    #[error(
+        "header `{header}`: its columns must be named {expected} (or leave the header out and \
+         give them in that order); see the README for other names"
+    )]
+    UnknownColumns {
+        header: String,
+        expected: &'static str,
+    },
     #[error("vertex {id} is given label `{label}` here and `{earlier}` on line {earlier_line}")]
     TwoLabels {
         id: u64,
@@ -460,12 +468,14 @@ pub fn parse_vertex_labels<R: BufRead>(
     // Each vertex's label (an index into `out.label_names`) and the line that gave it.
     let mut given: HashMap<u64, (u32, u64)> = HashMap::new();
     let mut csv = CsvLine::default();
+    let mut columns = Columns::Positional;
     for_each_data_line(reader, name, Format::Csv, |line, first, line_no| {
         csv.split(line);
         if first && csv.is_header() {
+            columns = Columns::from_header(&csv, &VERTEX_COLUMNS, 2, "id,label")?;
             return Ok(());
         }
-        let mut fields = csv.fields();
+        let mut fields = columns.arrange(csv.fields())?;
         let (id, label) = match (fields.next(), fields.next(), fields.count()) {
             (Some(id), Some(label), 0) => (parse_id(id)?, parse_label(label)?),
             (id, label, rest) => {
@@ -528,6 +538,7 @@ fn for_each_edge<R: BufRead>(
     mut edge: impl FnMut(u64, u64, &str, f32, u64),
 ) -> Result<(), EdgeListError> {
     let mut csv = CsvLine::default();
+    let mut columns = Columns::Positional;
     for_each_data_line(reader, name, format, |line, first, line_no| {
         let (s, d, label, weight) = match format {
             Format::Snap => parse_fields(
@@ -538,9 +549,11 @@ fn for_each_edge<R: BufRead>(
             Format::Csv => {
                 csv.split(line);
                 if first && csv.is_header() {
+                    columns =
+                        Columns::from_header(&csv, &EDGE_COLUMNS, 2, "src,dst[,label][,weight]")?;
                     return Ok(());
                 }
-                parse_fields(csv.fields(), true)?
+                parse_fields(columns.arrange(csv.fields())?, true)?
             }
         };
         edge(s, d, label, weight, line_no);
@@ -640,9 +653,136 @@ impl CsvLine {
             .map(|(start, &end)| self.bytes[start..end].trim_ascii())
     }
 
-    /// A header is a first line none of whose fields is a number (e.g. `src,dst`).
+    /// A header is a first line whose fields are all names: none empty, none starting like a
+    /// number (`src,dst`, `:START_ID,:END_ID`; not `1.0,person` or `-1,-2`, which are data with
+    /// a bad id, refused as such).
     fn is_header(&self) -> bool {
-        self.fields().all(|f| parse_id(f).is_err())
+        self.fields().all(|f| {
+            f.first()
+                .is_some_and(|&c| !c.is_ascii_digit() && !b"+-.".contains(&c))
+        })
+    }
+
+    /// The role each field of this (header) line names: an index into `roles`, where
+    /// `roles[i]` lists the names of role `i` (compared in lower case; a Neo4j-style `:NAME` or
+    /// `name:type` is read as `name`). `None` if a field names none, or two fields one role.
+    fn roles(&self, roles: &[&[&str]]) -> Option<Vec<usize>> {
+        let mut seen = vec![false; roles.len()];
+        self.fields()
+            .map(|field| {
+                let name = String::from_utf8_lossy(field).to_ascii_lowercase();
+                let name = match name.strip_prefix(':') {
+                    Some(rest) => rest,
+                    None => name.split(':').next().unwrap_or_default(),
+                };
+                let role = roles.iter().position(|names| names.contains(&name))?;
+                (!std::mem::replace(&mut seen[role], true)).then_some(role)
+            })
+            .collect()
+    }
+
+    /// This line's fields joined again, for an error message.
+    fn shown(&self) -> String {
+        self.fields().map(shown).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// An edge file's header names for its columns, by role: the two ends, a label, a weight.
+const EDGE_COLUMNS: [&[&str]; 4] = [
+    &[
+        "src",
+        "source",
+        "from",
+        "start",
+        "start_id",
+        "from_id",
+        "src_id",
+        "source_id",
+        "tail",
+    ],
+    &[
+        "dst",
+        "target",
+        "to",
+        "end",
+        "end_id",
+        "to_id",
+        "dst_id",
+        "target_id",
+        "head",
+    ],
+    &[
+        "label",
+        "type",
+        "relationship",
+        "relation",
+        "rel",
+        "kind",
+        "edge_label",
+    ],
+    &["weight", "w", "cost", "distance", "dist", "length"],
+];
+
+/// A vertex-label file's header names for its columns: the vertex, its label.
+const VERTEX_COLUMNS: [&[&str]; 2] = [
+    &["id", "vertex", "node", "vertex_id", "node_id"],
+    &["label", "labels", "type", "kind", "vertex_label"],
+];
+
+/// Which field of a CSV line holds which role (an index into a list of roles such as
+/// [`EDGE_COLUMNS`]): by position, without a header or under one whose names are not all roles
+/// (allowed only where the position says it all), or as the header names them.
+#[derive(Debug, Clone, PartialEq)]
+enum Columns {
+    Positional,
+    /// The role of each field, in order, and how many roles there are.
+    Named(Vec<usize>, usize),
+}
+
+impl Columns {
+    /// The columns `header` names, out of `roles`; the first `required` roles must be named.
+    /// A header whose names are not all roles is taken as positional if it has `required`
+    /// fields (`a,b` over two ids); otherwise it is refused: guessing which field is the
+    /// weight would load weights as labels.
+    fn from_header(
+        header: &CsvLine,
+        roles: &[&[&str]],
+        required: usize,
+        expected: &'static str,
+    ) -> Result<Self, LineError> {
+        match header.roles(roles) {
+            Some(order) if (0..required).all(|r| order.contains(&r)) => {
+                Ok(Columns::Named(order, roles.len()))
+            }
+            _ if header.fields().count() == required => Ok(Columns::Positional),
+            _ => Err(LineError::UnknownColumns {
+                header: header.shown(),
+                expected,
+            }),
+        }
+    }
+
+    /// A line's fields in role order (a role the line has no field for: empty), or by position.
+    fn arrange<'a>(
+        &self,
+        fields: impl Iterator<Item = &'a [u8]> + 'a,
+    ) -> Result<Box<dyn Iterator<Item = &'a [u8]> + 'a>, LineError> {
+        let (order, roles) = match self {
+            Columns::Positional => return Ok(Box::new(fields)),
+            Columns::Named(order, roles) => (order, *roles),
+        };
+        let mut by_role: Vec<&[u8]> = vec![b""; roles];
+        let mut count = 0;
+        for field in fields {
+            if let Some(&role) = order.get(count) {
+                by_role[role] = field;
+            }
+            count += 1;
+        }
+        if count > order.len() {
+            return Err(LineError::TooManyFields(count));
+        }
+        Ok(Box::new(by_role.into_iter()))
     }
 }
 
@@ -950,6 +1090,72 @@ mod tests {
         // Lines are counted across blank, comment and CRLF lines.
         let (line, problem, _) = line_error("1,2\r\n\r\n# c\r\n5\r\n", Format::Csv);
         assert_eq!((line, problem), (4, LineError::TooFewFields(1)));
+    }
+
+    #[test]
+    fn a_header_is_names_and_says_where_each_column_is() {
+        // Data with a bad id on line 1 is refused as on any line, not skipped as a header.
+        for (text, problem) in [
+            ("-1,-2\n3,4\n", LineError::NotAnInteger("-1".into())),
+            ("1.0,2\n", LineError::NotAnInteger("1.0".into())),
+            (",,\n1,2\n", LineError::EmptyField),
+            (
+                "18446744073709551616,2\n",
+                LineError::TooLarge("18446744073709551616".into()),
+            ),
+        ] {
+            let (line, got, _) = line_error(text, Format::Csv);
+            assert_eq!((line, got), (1, problem), "{text:?}");
+        }
+        let edges = |text: &str| {
+            let list = parse(text, Format::Csv).unwrap();
+            (0..list.len())
+                .map(|i| {
+                    (
+                        list.src[i],
+                        list.dst[i],
+                        list.attrs(i).0.to_owned(),
+                        list.attrs(i).1,
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        // A weight column named as one is a weight, not a label.
+        assert_eq!(edges("src,dst,weight\n1,2,0.5\n"), [(1, 2, "".into(), 0.5)]);
+        assert_eq!(
+            edges(":START_ID,:END_ID,:TYPE,weight:double\n1,2,KNOWS,2.5\n"),
+            [(1, 2, "KNOWS".into(), 2.5)]
+        );
+        assert_eq!(edges("Target,Source\n1,2\n"), [(2, 1, "".into(), 1.0)]);
+        assert_eq!(
+            edges("a,b\n1,2\n"),
+            [(1, 2, "".into(), 1.0)],
+            "two columns: by position"
+        );
+        for header in ["a,b,c", "src,dst,timestamp", "src,dst,label,label"] {
+            let (line, problem, message) = line_error(&format!("{header}\n1,2,3\n"), Format::Csv);
+            assert!(
+                matches!(problem, LineError::UnknownColumns { .. }) && line == 1,
+                "{header}"
+            );
+            assert!(message.contains("src,dst[,label][,weight]"), "{message}");
+        }
+        let (line, problem, _) = line_error("src,dst,weight\n1,2,0.5,9\n", Format::Csv);
+        assert_eq!((line, problem), (2, LineError::TooManyFields(4)));
+
+        let vertices = parse_vertex_labels("label,id\nperson,7\n".as_bytes(), "v.csv").unwrap();
+        assert_eq!(
+            (vertices.ids, vertices.label_names),
+            (vec![7], vec!["person".to_string()])
+        );
+        match parse_vertex_labels("1.0,person\n2,city\n".as_bytes(), "v.csv") {
+            Err(EdgeListError::Line {
+                line: 1, problem, ..
+            }) => {
+                assert_eq!(problem, LineError::NotAnInteger("1.0".into()))
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -479,7 +479,7 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
     let two = file(
         &dir,
         "two.csv",
-        b"src,dst,label\n10,11,road\n1,2,road,5\n10,11,rail\n10,11,road\n",
+        b"src,dst,label,weight\n10,11,road\n1,2,road,5\n10,11,rail\n10,11,road\n",
     );
     let err = cli.fails(&["load", &two]);
     assert!(
