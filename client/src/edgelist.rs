@@ -824,6 +824,8 @@ fn parse_fields<'a>(
             .ok()
             .and_then(|w| w.parse::<f32>().ok())
             .filter(|w| w.is_finite() && *w >= 0.0)
+            // One form for zero, as the module stores it: -0 and 0 are one weight.
+            .map(|w| w + 0.0)
             .ok_or_else(|| LineError::BadWeight(shown(field)))?,
     };
     Ok((parse_id(a)?, parse_id(b)?, label, weight))
@@ -852,15 +854,22 @@ fn parse_id(field: &[u8]) -> Result<u64, LineError> {
         .ok_or_else(|| LineError::TooLarge(shown(field)))
 }
 
-/// A field as text for an error message, cut short if it is long (e.g. a binary file).
+/// A field as text for an error message: control characters escaped (`\u{1}`), cut short at a
+/// character boundary if it is long (e.g. a binary file).
 fn shown(field: &[u8]) -> String {
     const MAX: usize = 40;
-    let text = String::from_utf8_lossy(&field[..field.len().min(MAX)]);
-    if field.len() > MAX {
-        format!("{text}…")
-    } else {
-        text.into_owned()
+    let text = String::from_utf8_lossy(field);
+    let mut out = String::new();
+    for c in text.chars().take(MAX) {
+        match c.is_control() {
+            true => out.extend(c.escape_debug()),
+            false => out.push(c),
+        }
     }
+    if text.chars().nth(MAX).is_some() {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]
@@ -890,7 +899,7 @@ mod tests {
             ("1,a\n2\n", 2, LineError::NotIdAndLabel(1)),
             ("1,a,b\n", 1, LineError::NotIdAndLabel(3)),
             ("1,a\nx,b\n", 2, LineError::NotAnInteger("x".into())),
-            ("1,a\n2,\u{1}\n", 2, LineError::BadLabel("\u{1}".into())),
+            ("1,a\n2,\u{1}\n", 2, LineError::BadLabel("\\u{1}".into())),
         ] {
             match parse_vertex_labels(text.as_bytes(), "v.csv") {
                 Err(EdgeListError::Line {
@@ -1033,7 +1042,7 @@ mod tests {
             assert_eq!((line, problem), (2, LineError::BadWeight(bad.into())));
         }
         let (line, problem, _) = line_error("1,2,a\tb\n", Format::Csv);
-        assert_eq!((line, problem), (1, LineError::BadLabel("a\tb".into())));
+        assert_eq!((line, problem), (1, LineError::BadLabel("a\\tb".into())));
         let (line, problem, _) = line_error(&format!("1,2,{}\n", "x".repeat(65)), Format::Csv);
         assert!(matches!(problem, LineError::BadLabel(_)) && line == 1);
     }
@@ -1053,6 +1062,9 @@ mod tests {
                 ("", 0.0)
             ]
         );
+        // -0 is the weight 0: one edge, not two that disagree.
+        let zeros = parse("1,2,,0\n1,2,,-0\n", Format::Csv).unwrap().sorted();
+        assert_eq!((zeros.len(), zeros.first_conflict()), (1, None));
         // A SNAP file has no label or weight columns.
         let (_, problem, _) = line_error("1 2 road\n", Format::Snap);
         assert_eq!(problem, LineError::TooManyFields(3));
@@ -1084,9 +1096,12 @@ mod tests {
         // A carriage return inside a line is no line end (old Mac files are refused, not read
         // as one header line).
         let (line, problem, _) = line_error("1,2\r3,4\n", Format::Csv);
-        assert_eq!((line, problem), (1, LineError::NotAnInteger("2\r3".into())));
+        assert_eq!(
+            (line, problem),
+            (1, LineError::NotAnInteger("2\\r3".into()))
+        );
         let (line, problem, _) = line_error("src,dst\r1,2\r3,4", Format::Csv);
-        assert_eq!((line, problem), (1, LineError::BadLabel("2\r3".into())));
+        assert_eq!((line, problem), (1, LineError::BadLabel("2\\r3".into())));
         // Lines are counted across blank, comment and CRLF lines.
         let (line, problem, _) = line_error("1,2\r\n\r\n# c\r\n5\r\n", Format::Csv);
         assert_eq!((line, problem), (4, LineError::TooFewFields(1)));

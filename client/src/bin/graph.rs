@@ -66,13 +66,15 @@ enum Command {
         /// error of an interrupted load says which N).
         #[arg(long, default_value_t = 0)]
         resume_from: usize,
-        /// Edges per call, at most 200,000 (over HTTP, also at most what fits a 2 MB body).
-        #[arg(long, default_value_t = graph_client::graph::MAX_BATCH_EDGES)]
-        batch: usize,
-        /// Calls out at once over the WebSocket. 2 loads about 10% faster, but the server then
-        /// answers no query of anyone until the load ends: for a database nobody reads yet.
-        #[arg(long, default_value_t = 1)]
-        in_flight: usize,
+        /// Edges per call, 1 to 200,000 (over HTTP, also at most what fits a 2 MB body).
+        #[arg(long, default_value_t = graph_client::graph::MAX_BATCH_EDGES as u32,
+              value_parser = clap::value_parser!(u32).range(1..=graph_client::graph::MAX_BATCH_EDGES as i64))]
+        batch: u32,
+        /// Calls out at once over the WebSocket, 1 to 64. 2 loads about 10% faster, but the
+        /// server then answers no query of anyone until the load ends: for a database nobody
+        /// reads yet.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+        in_flight: u32,
     },
     /// Give vertices labels from a CSV file of `id,label` lines (optionally .gz; an empty
     /// label removes one), creating missing vertices. Idempotent.
@@ -83,7 +85,8 @@ enum Command {
         b: u64,
         #[arg(long, default_value = "")]
         label: String,
-        #[arg(long, default_value_t = 1.0)]
+        /// Finite and non-negative.
+        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
         weight: f32,
     },
     /// Remove the edge A → B.
@@ -469,7 +472,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 "{bar:40} {pos}/{len} edges ({per_sec})",
             )?);
             bar.set_position(skip as u64);
-            let plan = LoadPlan { batch, in_flight };
+            let plan = LoadPlan {
+                batch: batch as usize,
+                in_flight: in_flight as usize,
+            };
             let result = db.load_with(&rest, plan, |acked| bar.set_position((skip + acked) as u64));
             bar.finish_and_clear();
             let outcome = match result {
