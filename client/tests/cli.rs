@@ -85,6 +85,29 @@ fn load_query_and_errors() {
     // --resume-from counts in the order edges are sent: distinct, by (src, dst). The first five
     // are 1→2, 1→5, 2→3, 3→4, 4→6; skipping them leaves 5→4 and 7→8.
     let tail = cli.json(&["load", &snap, "--resume-from", "5"]);
+    // A reader that stops early (`graph stats | head -0`) ends the command quietly.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args([
+            "--server",
+            host.url(),
+            "--token",
+            &cli.token,
+            "--database",
+            "graph",
+            "stats",
+        ])
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("graph-cli-test-config"),
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // Closed before the answer can arrive.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("panicked"), "{err}");
     assert_eq!(
         (tail["vertices"].as_u64(), tail["edges"].as_u64()),
         (Some(4), Some(2)),
@@ -472,6 +495,14 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
     assert_eq!(
         cli.json(&["path", "1", "2", "--labels", "road"])["path"],
         serde_json::json!([1, 2])
+    );
+
+    // An edge stored with another label is refused by the server; re-sending cannot help.
+    let clash = file(&dir, "clash.csv", b"1,2,rail,5\n");
+    let err = cli.fails(&["load", &clash]);
+    assert!(
+        err.contains("fix what the error names") && err.contains("--resume-from 0"),
+        "{err}"
     );
 
     // A file that gives one edge two labels (or weights) is refused whole, naming its lines.

@@ -19,6 +19,20 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// `println!`, except that a closed stdout (`graph bfs 1 | head`) ends the command quietly
+/// instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+            panic!("failed printing to stdout: {e}");
+        }
+    }};
+}
+
 #[derive(Parser)]
 #[command(version, about, propagate_version = true)]
 struct Cli {
@@ -378,7 +392,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let db = connect(server, &g.database, transport)?;
     let stats = |s: &QueryStats| {
         if g.stats && !g.json {
-            println!(
+            out!(
                 "stats: {} tx ({} over 5 ms), longest {} µs, total hold {} µs, total {} µs, {} yields, {} vertices expanded, {} edges scanned{}; {}",
                 s.transactions,
                 s.slow_transactions,
@@ -414,12 +428,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let calls = db.load_vertex_labels(&list)?;
             let info = db.info()?;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"file": file, "rows": list.len(), "calls": calls, "vertices": info.vertices, "version": info.version})
                 );
             } else {
-                println!(
+                out!(
                     "labelled {} vertices in {calls} calls; the graph has {} vertices",
                     list.len(),
                     info.vertices
@@ -484,17 +498,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     // Only what the server acknowledged may be skipped: the bar's position is
                     // not that (it may have moved past a batch that never arrived).
                     let at = skip + e.acknowledged;
+                    // A refused call fails again when re-sent: the file or the graph must change.
+                    let next = match &e.source {
+                        ClientError::ReducerFailed { .. } => {
+                            "fix what the error names (in the file, or remove the stored edge), \
+                             then re-run the same command"
+                        }
+                        _ => "re-run the same command (loading is idempotent)",
+                    };
                     anyhow::bail!(
                         "{}\nthe server acknowledged the first {at} of the {total} edges, in the \
-                         order `graph load` sends them; re-run the same command (loading is \
-                         idempotent), or add --resume-from {at} to skip those",
+                         order `graph load` sends them; {next}, or add --resume-from {at} to \
+                         skip those",
                         e.source
                     );
                 }
             };
             let info = &outcome.graph;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({
                         "file": file,
@@ -508,7 +530,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     })
                 );
             } else {
-                println!(
+                out!(
                     "loaded {} rows from {}: sent {} distinct edges, {} new and {} already present{}; \
                      the graph now has {} vertices and {} edges",
                     summary.edges,
@@ -535,13 +557,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             let info = db.info()?;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"src": a, "dst": b, "added": adding, "edges": info.edges, "version": info.version})
                 );
             } else {
                 let verb = if adding { "added" } else { "removed" };
-                println!("{verb} {a} → {b}; the graph has {} edges", info.edges);
+                out!("{verb} {a} → {b}; the graph has {} edges", info.edges);
             }
         }
         Command::Neighbors {
@@ -554,14 +576,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .with(|follow| db.neighbors_over(v, dir, follow, limit))?
                 .value;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"vertex": v, "neighbors": n.neighbors, "truncated": n.truncated, "stats": to_sats_json(&n.stats)})
                 );
             } else {
                 let list: Vec<String> = n.neighbors.iter().map(u64::to_string).collect();
                 let more = if n.truncated { " …" } else { "" };
-                println!("{v} ({dir}): {}{more}", list.join(" "));
+                out!("{v} ({dir}): {}{more}", list.join(" "));
                 stats(&n.stats);
             }
         }
@@ -576,17 +598,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .with(|follow| db.bfs_over(v, dir, follow, depth, limit, TxOptions::default()))?
                 .value;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"start": v, "visited": r.visited, "levels": r.levels, "vertices": r.vertices, "stats": to_sats_json(&r.stats)})
                 );
             } else {
-                println!("visited {} vertices from {v} ({dir})", r.visited);
+                out!("visited {} vertices from {v} ({dir})", r.visited);
                 for (d, n) in r.levels.iter().enumerate() {
-                    println!("  depth {d}: {n}");
+                    out!("  depth {d}: {n}");
                 }
                 let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
-                println!("first {}: {}", r.vertices.len(), list.join(" "));
+                out!("first {}: {}", r.vertices.len(), list.join(" "));
                 stats(&r.stats);
             }
         }
@@ -601,17 +623,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .with(|follow| db.dfs_over(v, dir, follow, depth, limit, TxOptions::default()))?
                 .value;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"start": v, "visited": r.visited, "deepest": r.deepest, "vertices": r.vertices, "stats": to_sats_json(&r.stats)})
                 );
             } else {
-                println!(
+                out!(
                     "visited {} vertices from {v} ({dir}), the deepest {} hops away",
-                    r.visited, r.deepest
+                    r.visited,
+                    r.deepest
                 );
                 let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
-                println!("first {} in preorder: {}", r.vertices.len(), list.join(" "));
+                out!("first {} in preorder: {}", r.vertices.len(), list.join(" "));
                 stats(&r.stats);
             }
         }
@@ -628,16 +651,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 })?
                 .value;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"source": a, "target": b, "status": format!("{:?}", p.status), "path": p.path, "stats": to_sats_json(&p.stats)})
                 );
             } else if p.path.is_empty() {
-                println!("no path from {a} to {b} ({dir}): {:?}", p.status);
+                out!("no path from {a} to {b} ({dir}): {:?}", p.status);
                 stats(&p.stats);
             } else {
                 let list: Vec<String> = p.path.iter().map(u64::to_string).collect();
-                println!("{} hops: {}", p.path.len() - 1, list.join(" → "));
+                out!("{} hops: {}", p.path.len() - 1, list.join(" → "));
                 stats(&p.stats);
             }
         }
@@ -651,16 +674,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .with(|follow| db.weighted_shortest_path(a, b, dir, follow, TxOptions::default()))?
                 .value;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"source": a, "target": b, "status": format!("{:?}", p.status), "path": p.path, "weight": p.weight, "hops": p.hops, "stats": to_sats_json(&p.stats)})
                 );
             } else if p.path.is_empty() {
-                println!("no path from {a} to {b} ({dir}): {:?}", p.status);
+                out!("no path from {a} to {b} ({dir}): {:?}", p.status);
                 stats(&p.stats);
             } else {
                 let list: Vec<String> = p.path.iter().map(u64::to_string).collect();
-                println!(
+                out!(
                     "weight {} over {} hops: {}",
                     p.weight,
                     p.hops,
@@ -676,22 +699,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         } => run_watch(&db, vertex, count, duration, g.json)?,
         Command::Whoami => {
             let identity = db.identity().context("no WebSocket connection")??;
-            println!("{}", identity.to_hex());
+            out!("{}", identity.to_hex());
         }
         Command::Grant { identity } => {
             db.grant_writer(parse_identity(&identity)?)?;
-            println!("{identity} may now change the graph");
+            out!("{identity} may now change the graph");
         }
         Command::Revoke { identity } => {
             db.revoke_writer(parse_identity(&identity)?)?;
-            println!("{identity} may no longer change the graph");
+            out!("{identity} may no longer change the graph");
         }
         Command::SnapshotPolicy {
             max,
             small_traversals,
         } => {
             db.set_snapshot_policy(max, small_traversals)?;
-            println!(
+            out!(
                 "at most {max} instances may hold a snapshot; small traversals {} build one",
                 if small_traversals { "may" } else { "do not" }
             );
@@ -699,14 +722,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Check => {
             let report = db.check()?;
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"vertices": report.vertices, "edges": report.edges,
                            "version": report.meta.version, "problems": report.problems,
                            "listed": report.listed, "took_us": report.took_us})
                 );
             } else {
-                println!(
+                out!(
                     "checked {} vertices and {} edges at version {} in {} µs: {}",
                     report.vertices,
                     report.edges,
@@ -719,7 +742,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                 );
                 for problem in &report.listed {
-                    println!("  {problem}");
+                    out!("  {problem}");
                 }
             }
             if report.problems > 0 {
@@ -744,14 +767,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 })
                 .collect();
             if g.json {
-                println!(
+                out!(
                     "{}",
                     json!({"vertices": info.vertices, "edges": info.edges, "version": info.version,
                            "snapshots": snapshots, "max_snapshots": full.policy.max_snapshots,
                            "small_traversals_build": full.policy.build_for_small_traversals})
                 );
             } else {
-                println!(
+                out!(
                     "{} vertices, {} edges, version {}; at most {} instances may hold a snapshot{}",
                     info.vertices,
                     info.edges,
@@ -764,7 +787,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                 );
                 for h in &full.snapshots {
-                    println!(
+                    out!(
                         "snapshot in instance {:016x}: version {}, {} edges, {:.1} MiB ({:.1} bytes per edge, measured); instance memory {:.1} MiB",
                         h.instance,
                         h.version,
