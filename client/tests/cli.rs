@@ -205,8 +205,18 @@ fn load_query_and_errors() {
     let err = cli.fails(&["load", &dir.path().join("missing.txt").to_string_lossy()]);
     assert!(err.contains("missing.txt"), "{err}");
 
-    // Edits.
-    cli.json(&["add-edge", "6", "7"]);
+    // Edits; one that changes nothing says so.
+    assert_eq!(cli.json(&["add-edge", "6", "7"])["unchanged"], false);
+    assert_eq!(cli.json(&["add-edge", "6", "7"])["unchanged"], true);
+    let text = cli.run(&["remove-edge", "60", "70"]);
+    assert!(
+        String::from_utf8_lossy(&text.stdout).starts_with("60 → 70 was not there: nothing changed"),
+        "{text:?}"
+    );
+    assert_eq!(
+        cli.json(&["snapshot-policy", "--max", "1"]),
+        json!({"max_snapshots": 1, "small_traversals": true})
+    );
     assert_eq!(
         cli.json(&["path", "1", "8"])["path"]
             .as_array()

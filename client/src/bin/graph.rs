@@ -112,6 +112,7 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
+        /// How many neighbors to list, the smallest ids first (0: as many as a call may return).
         #[arg(long, default_value_t = 100)]
         limit: u32,
     },
@@ -124,7 +125,7 @@ enum Command {
         labels: Labels,
         #[arg(long)]
         depth: Option<u32>,
-        /// How many visited vertices to list.
+        /// How many visited vertices to list (0: none; the counts cover every one).
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
@@ -137,7 +138,7 @@ enum Command {
         labels: Labels,
         #[arg(long)]
         depth: Option<u32>,
-        /// How many visited vertices to list.
+        /// How many visited vertices to list (0: none; the counts cover every one).
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
@@ -550,16 +551,32 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::AddEdge { a, b, .. } | Command::RemoveEdge { a, b } => {
             let adding = matches!(cli.command, Command::AddEdge { .. });
+            // A write that changes nothing (the edge was already there, or never was) leaves
+            // the version as it was; another writer may move it meanwhile, so only "unchanged"
+            // is certain.
+            let before = db.info()?.version;
             if let Command::AddEdge { label, weight, .. } = &cli.command {
                 db.add_labelled_edges(&[a], &[b], std::slice::from_ref(label), &[0], &[*weight])?;
             } else {
                 db.remove_edges(&[a], &[b])?;
             }
             let info = db.info()?;
+            let unchanged = info.version == before;
             if g.json {
                 out!(
                     "{}",
-                    json!({"src": a, "dst": b, "added": adding, "edges": info.edges, "version": info.version})
+                    json!({"src": a, "dst": b, "added": adding, "unchanged": unchanged,
+                           "edges": info.edges, "version": info.version})
+                );
+            } else if unchanged {
+                let was = if adding {
+                    "was already there"
+                } else {
+                    "was not there"
+                };
+                out!(
+                    "{a} → {b} {was}: nothing changed; the graph has {} edges",
+                    info.edges
                 );
             } else {
                 let verb = if adding { "added" } else { "removed" };
@@ -714,10 +731,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             small_traversals,
         } => {
             db.set_snapshot_policy(max, small_traversals)?;
-            out!(
-                "at most {max} instances may hold a snapshot; small traversals {} build one",
-                if small_traversals { "may" } else { "do not" }
-            );
+            if g.json {
+                out!(
+                    "{}",
+                    json!({"max_snapshots": max, "small_traversals": small_traversals})
+                );
+            } else {
+                out!(
+                    "at most {max} instances may hold a snapshot; small traversals {} build one",
+                    if small_traversals { "may" } else { "do not" }
+                );
+            }
         }
         Command::Check => {
             let report = db.check()?;
