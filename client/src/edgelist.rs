@@ -349,6 +349,8 @@ pub enum LineError {
         "too many fields: expected two vertex ids (and, in CSV, a label and a weight), found {0}"
     )]
     TooManyFields(usize),
+    #[error("a double quote out of place: quote a whole field, and double the quotes inside it")]
+    BadQuotes,
     #[error("expected a vertex id and a label, found {0} fields")]
     NotIdAndLabel(usize),
     #[error(
@@ -470,7 +472,7 @@ pub fn parse_vertex_labels<R: BufRead>(
     let mut csv = CsvLine::default();
     let mut columns = Columns::Positional;
     for_each_data_line(reader, name, Format::Csv, |line, first, line_no| {
-        csv.split(line);
+        csv.split(line)?;
         if first && csv.is_header() {
             columns = Columns::from_header(&csv, &VERTEX_COLUMNS, 2, "id,label")?;
             return Ok(());
@@ -547,7 +549,7 @@ fn for_each_edge<R: BufRead>(
                 false,
             )?,
             Format::Csv => {
-                csv.split(line);
+                csv.split(line)?;
                 if first && csv.is_header() {
                     columns =
                         Columns::from_header(&csv, &EDGE_COLUMNS, 2, "src,dst[,label][,weight]")?;
@@ -630,7 +632,12 @@ impl Default for CsvLine {
 }
 
 impl CsvLine {
-    fn split(&mut self, line: &[u8]) {
+    fn split(&mut self, line: &[u8]) -> Result<(), LineError> {
+        // csv-core reads any quotes somehow (`"1"2` as 12): a file that misplaces one is
+        // refused instead of loaded altered.
+        if !quotes_in_place(line) {
+            return Err(LineError::BadQuotes);
+        }
         // Never more bytes than the line, nor more fields than commas + 1.
         self.bytes.resize(line.len().max(1), 0);
         self.ends.resize(line.len() + 1, 0);
@@ -644,6 +651,7 @@ impl CsvLine {
             self.parser
                 .read_record(&[], &mut self.bytes[written..], &mut self.ends[ends..]);
         self.ends.truncate(ends + last);
+        Ok(())
     }
 
     fn fields(&self) -> impl Iterator<Item = &[u8]> {
@@ -783,6 +791,46 @@ impl Columns {
             return Err(LineError::TooManyFields(count));
         }
         Ok(Box::new(by_role.into_iter()))
+    }
+}
+
+/// Whether `line`'s double quotes are where RFC 4180 puts them: a quoted field is quoted whole
+/// (from its first byte, as csv-core reads it; spaces may follow), with its quotes doubled
+/// inside; an unquoted field has none.
+fn quotes_in_place(line: &[u8]) -> bool {
+    let space = |c: &u8| *c == b' ' || *c == b'\t';
+    let mut rest = line;
+    loop {
+        let field = rest;
+        let after = if let Some(quoted) = field.strip_prefix(b"\"") {
+            // The closing quote is the first one not doubled.
+            let mut i = 0;
+            loop {
+                match (quoted.get(i), quoted.get(i + 1)) {
+                    (None, _) => return false,
+                    (Some(b'"'), Some(b'"')) => i += 2,
+                    (Some(b'"'), _) => break,
+                    (Some(_), _) => i += 1,
+                }
+            }
+            let tail = &quoted[i + 1..];
+            let gap = tail.iter().take_while(|c| space(c)).count();
+            match tail.get(gap) {
+                None => return true,
+                Some(b',') => &tail[gap + 1..],
+                Some(_) => return false,
+            }
+        } else {
+            let end = field.iter().position(|&c| c == b',').unwrap_or(field.len());
+            if field[..end].contains(&b'"') {
+                return false;
+            }
+            match field.get(end) {
+                None => return true,
+                Some(_) => &field[end + 1..],
+            }
+        };
+        rest = after;
     }
 }
 
@@ -1078,6 +1126,22 @@ mod tests {
         assert_eq!(rows(&list), [(1, 2), (3, 4), (5, 6)]);
         let labels: Vec<&str> = (0..list.len()).map(|i| list.attrs(i).0).collect();
         assert_eq!(labels, ["KNOWS", "a, b", "say \"hi\""]);
+        // Quotes out of place are refused, not read somehow.
+        for bad in ["\"1\"2,3\n", "1,2,\"ab\"c\n", "1,2,\"abc\n", "1,2,a\"b\n"] {
+            assert_eq!(
+                line_error(bad, Format::Csv).1,
+                LineError::BadQuotes,
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            rows(&parse("\"1\" ,\"2\"  ,\n", Format::Csv).unwrap()),
+            [(1, 2)]
+        );
+        assert_eq!(
+            line_error("1, \"2\"\n", Format::Csv).1,
+            LineError::BadQuotes
+        );
         // A byte-order mark, with and without a header; CRLF line ends; blank lines.
         for text in [
             "\u{feff}1,2\r\n3,4\r\n",
