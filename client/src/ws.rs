@@ -340,7 +340,11 @@ fn connect_error(e: &spacetimedb_sdk::Error) -> String {
     let mut text = format!("cannot connect: {e}");
     let mut source = std::error::Error::source(e);
     while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
+        // The SDK's errors often print their cause already: say each once.
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(&format!(": {cause_text}"));
+        }
         source = cause.source();
     }
     text
