@@ -332,6 +332,15 @@ pub enum EdgeListError {
         line: u64,
         error: io::Error,
     },
+    #[error(
+        "{file} is damaged ({error}), so its lines are not what was written (the first bad one: \
+         {first}); download or compress it again"
+    )]
+    Damaged {
+        file: String,
+        error: io::Error,
+        first: Box<EdgeListError>,
+    },
     #[error("{file}: line {line}: {problem}")]
     Line {
         file: String,
@@ -387,7 +396,7 @@ const READ_BUFFER: usize = 1 << 20;
 /// decompressed (streaming) if its name ends in `.gz` or it starts with the gzip magic bytes.
 pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
     let name = path.display().to_string();
-    parse_edge_list(open_text(path)?, &name, Format::from_path(path))
+    parse_edge_list(open_text(path)?, &name, Format::from_path(path)).map_err(|e| damaged(path, e))
 }
 
 /// Reads a file of vertex labels: CSV lines `id,label` (an empty label: none), optionally
@@ -395,7 +404,26 @@ pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
 /// is an error naming both lines (the file would say two things).
 pub fn read_vertex_labels(path: &Path) -> Result<VertexLabels, EdgeListError> {
     let name = path.display().to_string();
-    parse_vertex_labels(open_text(path)?, &name)
+    parse_vertex_labels(open_text(path)?, &name).map_err(|e| damaged(path, e))
+}
+
+/// `error`, unless it is a bad line of a gzip file that is damaged (its checksum, at the end,
+/// says so): then that, since its lines are not what was written.
+fn damaged(path: &Path, error: EdgeListError) -> EdgeListError {
+    if !matches!(error, EdgeListError::Line { .. }) {
+        return error;
+    }
+    let Ok(mut text) = open_text(path) else {
+        return error;
+    };
+    match io::copy(&mut text, &mut io::sink()) {
+        Err(damage) => EdgeListError::Damaged {
+            file: path.display().to_string(),
+            error: damage,
+            first: Box::new(error),
+        },
+        Ok(_) => error,
+    }
 }
 
 /// `path` as buffered text, decompressed if its name ends in `.gz` or it starts with the gzip
@@ -1346,6 +1374,19 @@ mod tests {
         std::fs::write(&bad, "1 2\n3 x\n").unwrap();
         let err = read_edge_list(&bad).unwrap_err().to_string();
         assert!(err.contains("bad.txt: line 2: `x` is not"), "{err}");
+
+        // A byte changed inside the compressed data (stored, so the change shows as a bad line):
+        // the error says the file is damaged, not only that a line is bad.
+        let mut stored = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+        stored.write_all(b"1 2\n3 4\n5 6\n").unwrap();
+        let mut bytes = stored.finish().unwrap();
+        let at = bytes.windows(3).position(|w| w == b"3 4").unwrap();
+        bytes[at] = b'x';
+        let flipped = dir.path().join("flipped.txt.gz");
+        std::fs::write(&flipped, bytes).unwrap();
+        let err = read_edge_list(&flipped).unwrap_err();
+        assert!(matches!(err, EdgeListError::Damaged { .. }), "{err:?}");
+        assert!(err.to_string().contains("line 2: `x` is not"), "{err}");
 
         let corrupt = dir.path().join("corrupt.txt.gz");
         std::fs::write(&corrupt, b"\x1f\x8bnot really gzip").unwrap();
