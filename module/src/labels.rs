@@ -122,7 +122,13 @@ fn ids(db: &Local, of: Of, names: &[String]) -> Result<Vec<u32>, GraphError> {
                     return Ok(id);
                 }
                 let id = of.find(db, name).ok_or_else(|| {
-                    GraphError::InvalidArgument(format!("unknown {} label `{name}`", of.noun()))
+                    // A name can be as long as the call: the error quotes no more than a
+                    // label can hold.
+                    let shown = match name.char_indices().nth(MAX_LABEL_NAME) {
+                        Some((cut, _)) => format!("{}…", &name[..cut]),
+                        None => name.clone(),
+                    };
+                    GraphError::InvalidArgument(format!("unknown {} label `{shown}`", of.noun()))
                 })?;
                 known.insert(key, id);
                 Ok(id)

@@ -320,6 +320,17 @@ fn check_refusals(db: &GraphDb, transport: &str) {
         .bfs_over(1, Direction::Out, Follow::edges(&["roda"]), None, 0, tx)
         .unwrap_err();
     assert!(e.to_string().contains("unknown edge label `roda`"), "{e}");
+    // A name longer than any label is quoted only as far as a label could go.
+    let long = "é".repeat(50_000);
+    let e = db
+        .bfs_over(1, Direction::Out, Follow::edges(&[&long]), None, 0, tx)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("unknown edge label `{}…`", "é".repeat(64))) && e.len() < 400,
+        "{} bytes",
+        e.len()
+    );
     let only = Follow {
         edges: &[],
         vertices: &["persn"],
