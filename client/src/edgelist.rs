@@ -505,7 +505,9 @@ pub fn parse_vertex_labels<R: BufRead>(
             columns = Columns::from_header(&csv, &VERTEX_COLUMNS, 2, "id,label")?;
             return Ok(());
         }
-        let mut fields = columns.arrange(csv.fields())?;
+        let mut fields = columns
+            .arrange(csv.fields(), true)
+            .map_err(LineError::NotIdAndLabel)?;
         let (id, label) = match (fields.next(), fields.next(), fields.count()) {
             (Some(id), Some(label), 0) => (parse_id(id)?, parse_label(label)?),
             (id, label, rest) => {
@@ -583,7 +585,8 @@ fn for_each_edge<R: BufRead>(
                         Columns::from_header(&csv, &EDGE_COLUMNS, 2, "src,dst[,label][,weight]")?;
                     return Ok(());
                 }
-                parse_fields(columns.arrange(csv.fields())?, true)?
+                let fields = columns.arrange(csv.fields(), false);
+                parse_fields(fields.map_err(LineError::TooManyFields)?, true)?
             }
         };
         edge(s, d, label, weight, line_no);
@@ -693,24 +696,32 @@ impl CsvLine {
     /// number (`src,dst`, `:START_ID,:END_ID`; not `1.0,person` or `-1,-2`, which are data with
     /// a bad id, refused as such).
     fn is_header(&self) -> bool {
-        self.fields().all(|f| {
+        let name = |f: &[u8]| {
             f.first()
                 .is_some_and(|&c| !c.is_ascii_digit() && !b"+-.".contains(&c))
-        })
+        };
+        // Empty fields aside (a trailing comma): data has at least two ids.
+        self.fields().all(|f| f.is_empty() || name(f))
+            && self.fields().filter(|f| name(f)).count() >= 2
     }
 
     /// The role each field of this (header) line names: an index into `roles`, where
-    /// `roles[i]` lists the names of role `i` (compared in lower case; a Neo4j-style `:NAME` or
-    /// `name:type` is read as `name`). `None` if a field names none, or two fields one role.
+    /// `roles[i]` lists the names of role `i` (compared in lower case; Neo4j's `:NAME`,
+    /// `:NAME(group)` and `name:type` are read as `name`), or [`UNNAMED`] for an empty field.
+    /// `None` if a field names none, or two fields one role.
     fn roles(&self, roles: &[&[&str]]) -> Option<Vec<usize>> {
         let mut seen = vec![false; roles.len()];
         self.fields()
             .map(|field| {
+                if field.is_empty() {
+                    return Some(UNNAMED);
+                }
                 let name = String::from_utf8_lossy(field).to_ascii_lowercase();
                 let name = match name.strip_prefix(':') {
                     Some(rest) => rest,
                     None => name.split(':').next().unwrap_or_default(),
                 };
+                let name = name.split('(').next().unwrap_or_default();
                 let role = roles.iter().position(|names| names.contains(&name))?;
                 (!std::mem::replace(&mut seen[role], true)).then_some(role)
             })
@@ -722,6 +733,9 @@ impl CsvLine {
         self.fields().map(shown).collect::<Vec<_>>().join(",")
     }
 }
+
+/// The role of a column whose header field is empty (a trailing comma): its fields are not read.
+const UNNAMED: usize = usize::MAX;
 
 /// An edge file's header names for its columns, by role: the two ends, a label, a weight.
 const EDGE_COLUMNS: [&[&str]; 4] = [
@@ -798,11 +812,14 @@ impl Columns {
         }
     }
 
-    /// A line's fields in role order (a role the line has no field for: empty), or by position.
+    /// A line's fields in role order (a role the line has no field for: empty), or by position;
+    /// `Err` with the line's field count if it has more fields than the header, or (`whole`)
+    /// fewer.
     fn arrange<'a>(
         &self,
         fields: impl Iterator<Item = &'a [u8]> + 'a,
-    ) -> Result<Box<dyn Iterator<Item = &'a [u8]> + 'a>, LineError> {
+        whole: bool,
+    ) -> Result<Box<dyn Iterator<Item = &'a [u8]> + 'a>, usize> {
         let (order, roles) = match self {
             Columns::Positional => return Ok(Box::new(fields)),
             Columns::Named(order, roles) => (order, *roles),
@@ -810,13 +827,13 @@ impl Columns {
         let mut by_role: Vec<&[u8]> = vec![b""; roles];
         let mut count = 0;
         for field in fields {
-            if let Some(&role) = order.get(count) {
+            if let Some(&role) = order.get(count).filter(|&&role| role != UNNAMED) {
                 by_role[role] = field;
             }
             count += 1;
         }
-        if count > order.len() {
-            return Err(LineError::TooManyFields(count));
+        if count > order.len() || (whole && count < order.len()) {
+            return Err(count);
         }
         Ok(Box::new(by_role.into_iter()))
     }
@@ -1250,6 +1267,25 @@ mod tests {
         let (line, problem, _) = line_error("src,dst,weight\n1,2,0.5,9\n", Format::Csv);
         assert_eq!((line, problem), (2, LineError::TooManyFields(4)));
 
+        assert_eq!(
+            edges("src,dst,label,\n1,2,a,\n"),
+            [(1, 2, "a".into(), 1.0)],
+            "a trailing comma"
+        );
+        assert_eq!(
+            edges(":START_ID(User),:END_ID(User),:TYPE\n1,2,KNOWS\n"),
+            [(1, 2, "KNOWS".into(), 1.0)],
+            "Neo4j's id groups"
+        );
+        // Under a header a vertex-label line still needs both fields.
+        for (text, found) in [("id,label\n7,a\n8\n", 1), ("id,label\n7,a,b\n", 3)] {
+            match parse_vertex_labels(text.as_bytes(), "v.csv") {
+                Err(EdgeListError::Line { problem, .. }) => {
+                    assert_eq!(problem, LineError::NotIdAndLabel(found), "{text:?}")
+                }
+                other => panic!("{text:?}: {other:?}"),
+            }
+        }
         let vertices = parse_vertex_labels("label,id\nperson,7\n".as_bytes(), "v.csv").unwrap();
         assert_eq!(
             (vertices.ids, vertices.label_names),

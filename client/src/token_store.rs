@@ -69,14 +69,34 @@ pub fn token_for(server: &Server) -> Result<String, TokenError> {
     Ok(identity.token)
 }
 
-/// Writes `tokens` through a temporary file and a rename, so that a crash mid-write leaves the
-/// old file whole.
+/// Writes `tokens` through a temporary file (one per process) and a rename, so that a crash or
+/// another `graph` saving at the same moment never leaves a half-written file. The file keeps
+/// its permissions (new files: owner only, they are bearer tokens), and a symlink keeps
+/// pointing at it.
 fn save(tokens: &BTreeMap<String, String>) -> std::io::Result<()> {
     let path = path();
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let partial = path.with_extension("json.partial");
-    std::fs::write(&partial, serde_json::to_string_pretty(tokens)?)?;
-    std::fs::rename(&partial, &path)
+    let partial = path.with_extension(format!("json.{}.partial", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let mode = std::fs::metadata(&path).map_or(0o600, |m| m.permissions().mode() & 0o777);
+        options.mode(mode);
+    }
+    let written = options.open(&partial).and_then(|mut file| {
+        use std::io::Write;
+        file.write_all(serde_json::to_string_pretty(tokens)?.as_bytes())
+    });
+    match written.and_then(|()| std::fs::rename(&partial, &path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(e)
+        }
+    }
 }

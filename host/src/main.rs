@@ -203,8 +203,9 @@ async fn serve(
             log::warn!("TCP_NODELAY: {e}");
         }
     });
+    let stop = StopSignals::listen()?;
     axum::serve(listener, routes::router(app.clone()))
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(stop.next())
         .await?;
     // Snapshot every database while it still runs (a restart then replays nothing), then stop
     // each so its commit log is flushed before the process exits. A second Ctrl-C or SIGTERM
@@ -215,7 +216,7 @@ async fn serve(
     );
     tokio::select! {
         () = persistence.snapshot_all(SNAPSHOT_ON_STOP_LIMIT) => {}
-        () = shutdown_signal() => log::warn!(
+        () = stop.next() => log::warn!(
             "stopping without waiting for the snapshots: the restart replays the commit log"
         ),
     }
@@ -224,21 +225,53 @@ async fn serve(
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("installing the SIGTERM handler");
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
+/// Ctrl-C and SIGTERM, listened to from the start: one that comes while the host drains its
+/// requests or snapshots its databases is kept for the next [`StopSignals::next`], not lost.
+struct StopSignals(Arc<tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<()>>>);
+
+impl StopSignals {
+    fn listen() -> anyhow::Result<Self> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+            let mut int = signal(SignalKind::interrupt()).context("listening for Ctrl-C")?;
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        Some(()) = term.recv() => {}
+                        Some(()) = int.recv() => {}
+                        else => return,
+                    }
+                    log::info!("shutting down");
+                    if tx.send(()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        #[cfg(not(unix))]
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                log::info!("shutting down");
+                if tx.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Self(Arc::new(tokio::sync::Mutex::new(rx))))
+    }
+
+    /// Resolves on the next signal (one that came earlier included).
+    fn next(&self) -> impl Future<Output = ()> + Send + 'static {
+        let signals = self.0.clone();
+        async move {
+            if signals.lock().await.recv().await.is_none() {
+                std::future::pending::<()>().await; // No more signals can come.
+            }
         }
     }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
-    log::info!("shutting down");
 }
 
 /// `$XDG_DATA_HOME/graph-host`, else `~/.local/share/graph-host`.

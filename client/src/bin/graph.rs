@@ -19,19 +19,23 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// `println!`, except that a closed stdout (`graph bfs 1 | head`) ends the command quietly
-/// instead of panicking.
+/// `println!`, except that a closed stdout (`graph bfs 1 | head`) ends the command quietly,
+/// with the status of a process that SIGPIPE ended (so a failure to come, say `check`'s, is not
+/// taken for success), instead of panicking.
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         if let Err(e) = writeln!(std::io::stdout(), $($arg)*) {
             if e.kind() == std::io::ErrorKind::BrokenPipe {
-                std::process::exit(0);
+                std::process::exit(CLOSED_STDOUT);
             }
             panic!("failed printing to stdout: {e}");
         }
     }};
 }
+
+/// The exit status of a process that SIGPIPE ended (128 + 13), as the shell reports it.
+const CLOSED_STDOUT: i32 = 141;
 
 #[derive(Parser)]
 #[command(version, about, propagate_version = true)]
@@ -337,6 +341,16 @@ fn run_watch(
     Ok(())
 }
 
+/// Whether `e` is a write to a closed stdout (`graph watch | head -3`), which ends the command
+/// as [`out!`] does.
+fn closed_stdout(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let remembered = cli
@@ -346,6 +360,7 @@ fn main() -> ExitCode {
         .then(|| cli.global.server.clone());
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if closed_stdout(&e) => ExitCode::from(CLOSED_STDOUT as u8),
         Err(e) => {
             eprintln!("error: {e:#}");
             if let Some(server) = remembered.filter(|_| token_refused(&e)) {
@@ -455,9 +470,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let mut rest = rows.sorted();
             if let Some((a, b)) = rest.first_conflict() {
                 let (s, d) = (rest.src[a], rest.dst[a]);
-                let lines = lines_of_edge(&file, s, d)?;
+                // Read again for the lines; a pipe (graph load /dev/stdin) cannot be.
+                let lines = lines_of_edge(&file, s, d).unwrap_or_default();
                 let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
                 let more = if lines.len() > 5 { ", …" } else { "" };
+                let lines = match shown.is_empty() {
+                    true => "its lines".to_string(),
+                    false => format!("lines {}{more}", shown.join(", ")),
+                };
                 let attrs = |i| {
                     let (label, weight) = rest.attrs(i);
                     match label {
@@ -466,10 +486,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                 };
                 anyhow::bail!(
-                    "{}: lines {}{more} give the edge {s} → {d} both {} and {}; an edge has one \
-                     label and one weight. Nothing was sent",
+                    "{}: {lines} give the edge {s} → {d} both {} and {}; an edge has one label \
+                     and one weight. Nothing was sent",
                     file.display(),
-                    shown.join(", "),
                     attrs(a),
                     attrs(b),
                 );
