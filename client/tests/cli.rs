@@ -27,8 +27,10 @@ impl Cli {
         (host, cli)
     }
 
-    fn run(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_graph"))
+    /// `graph` with `args`, as the owner of the database `graph`, not yet started.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_graph"));
+        command
             .args([
                 "--server",
                 &self.url,
@@ -41,9 +43,12 @@ impl Cli {
             .env(
                 "XDG_CONFIG_HOME",
                 std::env::temp_dir().join("graph-cli-test-config"),
-            )
-            .output()
-            .expect("running graph")
+            );
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("running graph")
     }
 
     /// Runs a command that must succeed and print JSON.
@@ -87,20 +92,8 @@ fn load_query_and_errors() {
     let tail = cli.json(&["load", &snap, "--resume-from", "5"]);
     // A reader that stops early (`graph stats | head -0`) ends the command quietly, with the
     // status SIGPIPE would give.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_graph"))
-        .args([
-            "--server",
-            host.url(),
-            "--token",
-            &cli.token,
-            "--database",
-            "graph",
-            "stats",
-        ])
-        .env(
-            "XDG_CONFIG_HOME",
-            std::env::temp_dir().join("graph-cli-test-config"),
-        )
+    let mut child = cli
+        .command(&["stats"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
