@@ -497,17 +497,11 @@ pub fn parse_vertex_labels<R: BufRead>(
     let mut out = VertexLabels::default();
     // Each vertex's label (an index into `out.label_names`) and the line that gave it.
     let mut given: HashMap<u64, (u32, u64)> = HashMap::new();
-    let mut csv = CsvLine::default();
-    let mut columns = Columns::Positional;
+    let mut csv = CsvRows::new(&VERTEX_CSV);
     for_each_data_line(reader, name, Format::Csv, |line, first, line_no| {
-        csv.split(line)?;
-        if first && csv.is_header() {
-            columns = Columns::from_header(&csv, &VERTEX_COLUMNS, 2, "id,label")?;
-            return Ok(());
-        }
-        let mut fields = columns
-            .arrange(csv.fields(), true)
-            .map_err(LineError::NotIdAndLabel)?;
+        let Some(mut fields) = csv.fields(line, first)? else {
+            return Ok(()); // The header.
+        };
         let (id, label) = match (fields.next(), fields.next(), fields.count()) {
             (Some(id), Some(label), 0) => (parse_id(id)?, parse_label(label)?),
             (id, label, rest) => {
@@ -569,8 +563,7 @@ fn for_each_edge<R: BufRead>(
     format: Format,
     mut edge: impl FnMut(u64, u64, &str, f32, u64),
 ) -> Result<(), EdgeListError> {
-    let mut csv = CsvLine::default();
-    let mut columns = Columns::Positional;
+    let mut csv = CsvRows::new(&EDGE_CSV);
     for_each_data_line(reader, name, format, |line, first, line_no| {
         let (s, d, label, weight) = match format {
             Format::Snap => parse_fields(
@@ -578,16 +571,10 @@ fn for_each_edge<R: BufRead>(
                     .filter(|f| !f.is_empty()),
                 false,
             )?,
-            Format::Csv => {
-                csv.split(line)?;
-                if first && csv.is_header() {
-                    columns =
-                        Columns::from_header(&csv, &EDGE_COLUMNS, 2, "src,dst[,label][,weight]")?;
-                    return Ok(());
-                }
-                let fields = columns.arrange(csv.fields(), false);
-                parse_fields(fields.map_err(LineError::TooManyFields)?, true)?
-            }
+            Format::Csv => match csv.fields(line, first)? {
+                Some(fields) => parse_fields(fields, true)?,
+                None => return Ok(()), // The header.
+            },
         };
         edge(s, d, label, weight, line_no);
         Ok(())
@@ -779,6 +766,9 @@ const VERTEX_COLUMNS: [&[&str]; 2] = [
     &["label", "labels", "type", "kind", "vertex_label"],
 ];
 
+/// A CSV line's fields, in the order its reader wants them.
+type LineFields<'a> = Box<dyn Iterator<Item = &'a [u8]> + 'a>;
+
 /// Which field of a CSV line holds which role (an index into a list of roles such as
 /// [`EDGE_COLUMNS`]): by position, without a header or under one whose names are not all roles
 /// (allowed only where the position says it all), or as the header names them.
@@ -790,21 +780,20 @@ enum Columns {
 }
 
 impl Columns {
-    /// The columns `header` names, out of `roles`; the first `required` roles must be named.
-    /// A header whose names are not all roles is taken as positional if it has `required`
-    /// fields (`a,b` over two ids); otherwise it is refused: guessing which field is the
-    /// weight would load weights as labels.
+    /// The columns `header` names, out of `roles`; the first two roles (the ends; the vertex
+    /// and its label) must be named. A header whose names are not all roles is taken as
+    /// positional if it has two fields (`a,b` over two ids); otherwise it is refused: guessing
+    /// which field is the weight would load weights as labels.
     fn from_header(
         header: &CsvLine,
         roles: &[&[&str]],
-        required: usize,
         expected: &'static str,
     ) -> Result<Self, LineError> {
         match header.roles(roles) {
-            Some(order) if (0..required).all(|r| order.contains(&r)) => {
+            Some(order) if order.contains(&0) && order.contains(&1) => {
                 Ok(Columns::Named(order, roles.len()))
             }
-            _ if header.fields().count() == required => Ok(Columns::Positional),
+            _ if header.fields().count() == 2 => Ok(Columns::Positional),
             _ => Err(LineError::UnknownColumns {
                 header: header.shown(),
                 expected,
@@ -819,7 +808,7 @@ impl Columns {
         &self,
         fields: impl Iterator<Item = &'a [u8]> + 'a,
         whole: bool,
-    ) -> Result<Box<dyn Iterator<Item = &'a [u8]> + 'a>, usize> {
+    ) -> Result<LineFields<'a>, usize> {
         let (order, roles) = match self {
             Columns::Positional => return Ok(Box::new(fields)),
             Columns::Named(order, roles) => (order, *roles),
@@ -836,6 +825,65 @@ impl Columns {
             return Err(count);
         }
         Ok(Box::new(by_role.into_iter()))
+    }
+}
+
+/// What a kind of CSV file holds: its columns' roles and names, and how a line with the wrong
+/// number of fields is refused.
+struct CsvKind {
+    roles: &'static [&'static [&'static str]],
+    /// The columns in order, for the error that refuses a header.
+    expected: &'static str,
+    /// Whether a line under a header must have all its fields (else the missing are empty).
+    whole: bool,
+    /// The error for a line with `n` fields too many (or, `whole`, too few).
+    miscount: fn(usize) -> LineError,
+}
+
+const EDGE_CSV: CsvKind = CsvKind {
+    roles: &EDGE_COLUMNS,
+    expected: "src,dst[,label][,weight]",
+    whole: false,
+    miscount: LineError::TooManyFields,
+};
+
+const VERTEX_CSV: CsvKind = CsvKind {
+    roles: &VERTEX_COLUMNS,
+    expected: "id,label",
+    whole: true,
+    miscount: LineError::NotIdAndLabel,
+};
+
+/// The lines of one CSV file of a [`CsvKind`], read one after another.
+struct CsvRows {
+    kind: &'static CsvKind,
+    line: CsvLine,
+    columns: Columns,
+}
+
+impl CsvRows {
+    fn new(kind: &'static CsvKind) -> Self {
+        Self {
+            kind,
+            line: CsvLine::default(),
+            columns: Columns::Positional,
+        }
+    }
+
+    /// `line`'s fields in role order, or `None` if it is the header (`first`: the file's first
+    /// data line), which then says where each field is.
+    fn fields<'a>(
+        &'a mut self,
+        line: &[u8],
+        first: bool,
+    ) -> Result<Option<LineFields<'a>>, LineError> {
+        self.line.split(line)?;
+        if first && self.line.is_header() {
+            self.columns = Columns::from_header(&self.line, self.kind.roles, self.kind.expected)?;
+            return Ok(None);
+        }
+        let fields = self.columns.arrange(self.line.fields(), self.kind.whole);
+        fields.map(Some).map_err(self.kind.miscount)
     }
 }
 
