@@ -9,7 +9,7 @@
 
 FROM debian:bookworm-slim AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates curl fonts-dejavu-core gcc g++ libc6-dev make pkg-config \
+ && apt-get install -y --no-install-recommends ca-certificates curl fonts-dejavu-core gcc g++ libc6-dev make perl pkg-config \
  && rm -rf /var/lib/apt/lists/*
 ENV RUSTUP_HOME=/opt/rustup CARGO_HOME=/opt/cargo PATH=/opt/cargo/bin:$PATH
 RUN curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain none

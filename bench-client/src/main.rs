@@ -578,21 +578,35 @@ fn done_with_store(args: &Args, systems: &[Box<dyn System>], i: usize) -> bool {
 /// identity, the module published first with `--publish` (clearing its data).
 fn connect_stdb(args: &Args) -> anyhow::Result<GraphDb> {
     let server = Server::new(&args.server);
-    let server = match &args.token {
-        Some(token) => server.with_token(token.clone()),
+    let (server, fresh) = match &args.token {
+        Some(token) => (server.with_token(token.clone()), false),
         None => {
             let identity = server.create_identity()?;
-            server.with_token(identity.token)
+            (server.with_token(identity.token), true)
         }
     };
     if let Some(wasm) = &args.publish {
         let bytes = std::fs::read(wasm).with_context(|| format!("reading {}", wasm.display()))?;
-        server.publish(&args.database, bytes, true)?;
+        server
+            .publish(&args.database, bytes, true)
+            .with_context(|| {
+                format!(
+                    "publishing to `{}` (a database another identity owns is refused: pass its \
+                     owner's --token, or choose another --database)",
+                    args.database
+                )
+            })?;
         println!(
             "published {} as `{}` (data cleared)",
             wasm.display(),
             args.database
         );
+        if fresh {
+            println!(
+                "  by a new identity, its owner; to publish there again: --token {}",
+                server.token().unwrap_or_default()
+            );
+        }
     }
     Ok(GraphDb::websocket(server, &args.database, None))
 }

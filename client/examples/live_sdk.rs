@@ -2,10 +2,12 @@
 //! `spacetimedb-sdk`, one WebSocket, a live subscription, typed calls.
 //!
 //! Start a server with the module published (`scripts/run --serve`, or `spacetime start` and
-//! `spacetime publish -s local -p module graph`), then:
+//! `spacetime publish -s local -p module graph`), then, with the owner's token (`scripts/run
+//! --serve` prints it; only the owner and identities it grants may change the graph):
 //!
 //! ```sh
-//! cargo run --release -p graph-client --example live_sdk -- http://127.0.0.1:3000 graph
+//! GRAPH_TOKEN=<owner token> cargo run --release -p graph-client --example live_sdk -- \
+//!     http://127.0.0.1:3000 graph
 //! ```
 //!
 //! It subscribes to the graph's counts and to vertex 1's out-edges, adds an edge, sees the
@@ -28,6 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let conn = DbConnection::builder()
         .with_uri(url)
         .with_database_name(database)
+        // Without a token the server makes a new identity, which may read but not write.
+        .with_token(std::env::var("GRAPH_TOKEN").ok())
         .on_connect(|_, identity, _token| println!("connected as {identity}"))
         .build()?;
     conn.run_threaded();
@@ -52,7 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let _ = ready.send(());
         })
         .on_error(|_, e| eprintln!("subscription failed: {e}"))
-        // Vertex 1's out-edges: the keys `1 << 32 | dst` (see `stdb_graph_client::edge_rows`).
+        // Vertex 1's out-edges: the keys `1 << 32 | dst` (see `graph_client::edge_rows`).
         .subscribe([
             "SELECT * FROM graph_meta",
             "SELECT * FROM edge WHERE fwd >= 4294967296 AND fwd <= 8589934591",

@@ -1,10 +1,12 @@
 //! Calling the graph module from your own Rust program with typed results.
 //!
 //! Start a server with the module published (`scripts/run --serve`, or `spacetime start` and
-//! `spacetime publish -s local -p module graph`), then:
+//! `spacetime publish -s local -p module graph`), then, with the owner's token (`scripts/run
+//! --serve` prints it; only the owner and identities it grants may change the graph):
 //!
 //! ```sh
-//! cargo run --release -p graph-client --example shortest_path -- http://127.0.0.1:3000 graph
+//! GRAPH_TOKEN=<owner token> cargo run --release -p graph-client --example shortest_path -- \
+//!     http://127.0.0.1:3000 graph
 //! ```
 //!
 //! It loads a small graph, asks for a shortest path and a BFS, and prints the answers with the
@@ -21,10 +23,14 @@ fn main() -> Result<(), ClientError> {
         .unwrap_or_else(|| "http://127.0.0.1:3000".into());
     let database = args.next().unwrap_or_else(|| "graph".into());
 
-    // One identity for the whole program: every call carries its token.
+    // One identity for the whole program: every call carries its token. Without one the
+    // server makes a new identity, which may read but not write.
     let server = Server::new(&url);
-    let identity = server.create_identity()?;
-    let db = GraphDb::new(server.with_token(identity.token), database);
+    let token = match std::env::var("GRAPH_TOKEN") {
+        Ok(token) => token,
+        Err(_) => server.create_identity()?.token,
+    };
+    let db = GraphDb::new(server.with_token(token), database);
 
     // A ring of 1,000 vertices with chords every 10: loading is idempotent, so rerunning is fine.
     let mut edges = EdgeList::new();

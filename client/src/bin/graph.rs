@@ -191,7 +191,8 @@ enum Command {
     /// Subscribe to the graph's counts and version (and, with --vertex, to that vertex's
     /// out-edges) and print every change as the server pushes it. WebSocket only.
     Watch {
-        /// Also watch this vertex's out-edges (`SELECT * FROM edge WHERE src = V`).
+        /// Also watch this vertex's out-edges (the `fwd` key range of V in `edge` and
+        /// `wide_edge`: `SELECT * FROM edge WHERE fwd >= V*2^32 AND fwd <= V*2^32 + 2^32 - 1`).
         #[arg(long)]
         vertex: Option<u64>,
         /// Stop after this many changes (not counting the initial state).
