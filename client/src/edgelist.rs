@@ -1,7 +1,7 @@
 //! Reading edge-list files (SNAP text, CSV, optionally gzip-compressed) into parallel arrays:
 //! ids, and for CSV files with `src,dst[,label][,weight]` rows, labels and weights.
 //!
-//! The reader streams: one reusable line buffer, CSV lines split by `csv-core` (so quoted fields
+//! The reader streams: one reusable line buffer, CSV lines split as RFC 4180 says (so quoted fields
 //! are read as spreadsheets and databases write them), ids parsed straight from bytes, label
 //! names interned through a hash map, so a 35M-line file costs no per-line allocation. Rows are kept exactly as written (file order,
 //! duplicates, self-loops), so that statistics and error messages describe the file;
@@ -379,7 +379,10 @@ pub enum LineError {
     },
     #[error("label `{0}`: labels are at most 64 bytes, without control characters")]
     BadLabel(String),
-    #[error("weight `{0}`: weights are finite, non-negative numbers")]
+    #[error(
+        "weight `{0}`: weights are finite, non-negative numbers within a 32-bit float's range \
+         (at most 3.4e38)"
+    )]
     BadWeight(String),
     #[error("empty field where a vertex id was expected")]
     EmptyField,
@@ -623,60 +626,75 @@ fn for_each_data_line<R: BufRead>(
     }
 }
 
-/// One CSV line split into fields by `csv-core` (RFC 4180: fields in double quotes may hold
-/// commas, `""` is a quote), each trimmed. Its buffers are reused from line to line. A quoted
-/// field cannot span lines here, which loses nothing: labels hold no control characters.
+/// One CSV line split into fields as RFC 4180 reads them: a field in double quotes may hold
+/// commas and spaces, kept as written, with `""` for a quote; an unquoted field is trimmed and
+/// holds no quote. A quote anywhere else is refused (`"1"2` is neither 1 nor 12, ` "a"` not
+/// `a`). A quoted field cannot span lines here, which loses nothing: labels hold no control
+/// characters. (csv-core, used before, cannot say which fields were quoted, so it trimmed the
+/// spaces of `" road "` too, and read misplaced quotes somehow.) Its buffers are reused from
+/// line to line.
+#[derive(Default)]
 struct CsvLine {
-    parser: csv_core::Reader,
     /// The fields' bytes, unquoted, one after another.
     bytes: Vec<u8>,
     /// Where each field ends in `bytes`.
     ends: Vec<usize>,
 }
 
-impl Default for CsvLine {
-    fn default() -> Self {
-        Self {
-            // Built: `csv_core::Reader::default()` has no parsing tables yet. Only `\n` ends a
-            // record: the line has none left, so a `\r` inside it stays in its field (and is
-            // refused there), never ending the record early.
-            parser: csv_core::ReaderBuilder::new()
-                .terminator(csv_core::Terminator::Any(b'\n'))
-                .build(),
-            bytes: Vec::new(),
-            ends: Vec::new(),
-        }
-    }
-}
-
 impl CsvLine {
     fn split(&mut self, line: &[u8]) -> Result<(), LineError> {
-        // csv-core reads any quotes somehow (`"1"2` as 12): a file that misplaces one is
-        // refused instead of loaded altered.
-        if !quotes_in_place(line) {
-            return Err(LineError::BadQuotes);
+        self.bytes.clear();
+        self.ends.clear();
+        let mut rest = line;
+        loop {
+            let next = if let Some(quoted) = rest.strip_prefix(b"\"") {
+                // The closing quote is the first one not doubled.
+                let mut i = 0;
+                loop {
+                    match (quoted.get(i), quoted.get(i + 1)) {
+                        (None, _) => return Err(LineError::BadQuotes),
+                        (Some(b'"'), Some(b'"')) => {
+                            self.bytes.push(b'"');
+                            i += 2;
+                        }
+                        (Some(b'"'), _) => break,
+                        (Some(&c), _) => {
+                            self.bytes.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+                let tail = &quoted[i + 1..];
+                let gap = tail
+                    .iter()
+                    .take_while(|&&c| c == b' ' || c == b'\t')
+                    .count();
+                match tail.get(gap) {
+                    None | Some(b',') => tail.get(gap + 1..),
+                    Some(_) => return Err(LineError::BadQuotes),
+                }
+            } else {
+                let end = rest.iter().position(|&c| c == b',').unwrap_or(rest.len());
+                let field = &rest[..end];
+                if field.contains(&b'"') {
+                    return Err(LineError::BadQuotes);
+                }
+                self.bytes.extend_from_slice(field.trim_ascii());
+                rest.get(end + 1..)
+            };
+            self.ends.push(self.bytes.len());
+            match next {
+                Some(after) => rest = after,
+                None => return Ok(()),
+            }
         }
-        // Never more bytes than the line, nor more fields than commas + 1.
-        self.bytes.resize(line.len().max(1), 0);
-        self.ends.resize(line.len() + 1, 0);
-        self.parser.reset();
-        let (_, _, written, ends) = self
-            .parser
-            .read_record(line, &mut self.bytes, &mut self.ends);
-        // The line has no terminator: an empty input ends its last field (positions in `ends`
-        // count from the start of `bytes`).
-        let (_, _, _, last) =
-            self.parser
-                .read_record(&[], &mut self.bytes[written..], &mut self.ends[ends..]);
-        self.ends.truncate(ends + last);
-        Ok(())
     }
 
     fn fields(&self) -> impl Iterator<Item = &[u8]> {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
         starts
             .zip(&self.ends)
-            .map(|(start, &end)| self.bytes[start..end].trim_ascii())
+            .map(|(start, &end)| &self.bytes[start..end])
     }
 
     /// A header is a first line whose fields are all names: none empty, none starting like a
@@ -688,8 +706,8 @@ impl CsvLine {
                 .is_some_and(|&c| !c.is_ascii_digit() && !b"+-.".contains(&c))
         };
         // Empty fields aside (a trailing comma): data has at least two ids.
-        self.fields().all(|f| f.is_empty() || name(f))
-            && self.fields().filter(|f| name(f)).count() >= 2
+        let fields = || self.fields().map(<[u8]>::trim_ascii);
+        fields().all(|f| f.is_empty() || name(f)) && fields().filter(|f| name(f)).count() >= 2
     }
 
     /// The role each field of this (header) line names: an index into `roles`, where
@@ -700,6 +718,7 @@ impl CsvLine {
         let mut seen = vec![false; roles.len()];
         self.fields()
             .map(|field| {
+                let field = field.trim_ascii();
                 if field.is_empty() {
                     return Some(UNNAMED);
                 }
@@ -887,46 +906,6 @@ impl CsvRows {
     }
 }
 
-/// Whether `line`'s double quotes are where RFC 4180 puts them: a quoted field is quoted whole
-/// (from its first byte, as csv-core reads it; spaces may follow), with its quotes doubled
-/// inside; an unquoted field has none.
-fn quotes_in_place(line: &[u8]) -> bool {
-    let space = |c: &u8| *c == b' ' || *c == b'\t';
-    let mut rest = line;
-    loop {
-        let field = rest;
-        let after = if let Some(quoted) = field.strip_prefix(b"\"") {
-            // The closing quote is the first one not doubled.
-            let mut i = 0;
-            loop {
-                match (quoted.get(i), quoted.get(i + 1)) {
-                    (None, _) => return false,
-                    (Some(b'"'), Some(b'"')) => i += 2,
-                    (Some(b'"'), _) => break,
-                    (Some(_), _) => i += 1,
-                }
-            }
-            let tail = &quoted[i + 1..];
-            let gap = tail.iter().take_while(|c| space(c)).count();
-            match tail.get(gap) {
-                None => return true,
-                Some(b',') => &tail[gap + 1..],
-                Some(_) => return false,
-            }
-        } else {
-            let end = field.iter().position(|&c| c == b',').unwrap_or(field.len());
-            if field[..end].contains(&b'"') {
-                return false;
-            }
-            match field.get(end) {
-                None => return true,
-                Some(_) => &field[end + 1..],
-            }
-        };
-        rest = after;
-    }
-}
-
 /// Skips a UTF-8 byte-order mark at the start of `reader` (spreadsheets write one).
 fn skip_bom(reader: &mut impl BufRead) -> io::Result<()> {
     const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -961,7 +940,7 @@ fn parse_fields<'a>(
     let weight = match weight {
         None => 1.0,
         Some([]) => 1.0,
-        Some(field) => std::str::from_utf8(field)
+        Some(field) => std::str::from_utf8(field.trim_ascii())
             .ok()
             .and_then(|w| w.parse::<f32>().ok())
             .filter(|w| w.is_finite() && *w >= 0.0)
@@ -980,7 +959,9 @@ fn parse_label(field: &[u8]) -> Result<&str, LineError> {
         .ok_or_else(|| LineError::BadLabel(shown(field)))
 }
 
+/// A vertex id; spaces around it, as in a quoted `" 42 "`, are no part of it.
 fn parse_id(field: &[u8]) -> Result<u64, LineError> {
+    let field = field.trim_ascii();
     if field.is_empty() {
         return Err(LineError::EmptyField);
     }
@@ -1219,6 +1200,15 @@ mod tests {
         assert_eq!(rows(&list), [(1, 2), (3, 4), (5, 6)]);
         let labels: Vec<&str> = (0..list.len()).map(|i| list.attrs(i).0).collect();
         assert_eq!(labels, ["KNOWS", "a, b", "say \"hi\""]);
+        // Spaces inside quotes belong to the label (RFC 4180); around an unquoted field, or
+        // around a quoted id or weight, they do not.
+        let text = "10,11,\" road \"\n11,12,\" \"\n\" 12 \",13, rail ,\" 2.5 \"\n";
+        let list = parse(text, Format::Csv).unwrap();
+        assert_eq!(rows(&list), [(10, 11), (11, 12), (12, 13)]);
+        let attrs: Vec<(&str, f32)> = (0..list.len()).map(|i| list.attrs(i)).collect();
+        assert_eq!(attrs, [(" road ", 1.0), (" ", 1.0), ("rail", 2.5)]);
+        let got = parse_vertex_labels("1,\" person \"\n2,city \n".as_bytes(), "v.csv").unwrap();
+        assert_eq!(got.label_names, [" person ", "city"]);
         // Quotes out of place are refused, not read somehow.
         for bad in ["\"1\"2,3\n", "1,2,\"ab\"c\n", "1,2,\"abc\n", "1,2,a\"b\n"] {
             assert_eq!(

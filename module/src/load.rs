@@ -188,7 +188,8 @@ pub fn add_labelled_edges(
         let weight = weights.get(i).copied().unwrap_or(1.0) + 0.0;
         if !weight.is_finite() || weight < 0.0 {
             return Err(format!(
-                "edge {i} ({s} → {d}) has weight {weight}: weights must be finite and non-negative"
+                "edge {i} ({s} → {d}) has weight {weight}: weights must be finite and non-negative \
+                 (a stored weight is an f32: at most 3.4e38; larger numbers arrive as inf)"
             ));
         }
         edges.push(Arc {
