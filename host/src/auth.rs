@@ -118,7 +118,7 @@ impl Auth {
             .public
             .validate_token(token)
             .await
-            .map_err(|e| format!("{e:?}"))?;
+            .map_err(|e| format!("{e:#}"))?;
         let caller = Caller {
             identity: claims.identity,
             token: token.to_owned(),

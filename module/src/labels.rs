@@ -72,8 +72,10 @@ pub fn intern(ctx: &ReducerContext, of: Of, names: &[String]) -> Result<Vec<u32>
         }
         if name.len() > MAX_LABEL_NAME || name.chars().any(char::is_control) {
             return Err(format!(
-                "label name {name:?}: names are at most {MAX_LABEL_NAME} bytes, without control \
-                 characters"
+                "label name {:?} ({} bytes): names are at most {MAX_LABEL_NAME} bytes, without \
+                 control characters",
+                clipped(name),
+                name.len()
             ));
         }
         if let Some(id) = of.find(&ctx.db, name) {
@@ -86,6 +88,15 @@ pub fn intern(ctx: &ReducerContext, of: Of, names: &[String]) -> Result<Vec<u32>
         ids.push(id);
     }
     Ok(ids)
+}
+
+/// `name` for an error message: a name can be as long as the call, so no more than a label
+/// can hold is quoted.
+fn clipped(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(MAX_LABEL_NAME) {
+        Some((cut, _)) => format!("{}…", &name[..cut]).into(),
+        None => name.into(),
+    }
 }
 
 /// "label `follows` and weight 2.5", for error messages.
@@ -122,13 +133,11 @@ fn ids(db: &Local, of: Of, names: &[String]) -> Result<Vec<u32>, GraphError> {
                     return Ok(id);
                 }
                 let id = of.find(db, name).ok_or_else(|| {
-                    // A name can be as long as the call: the error quotes no more than a
-                    // label can hold.
-                    let shown = match name.char_indices().nth(MAX_LABEL_NAME) {
-                        Some((cut, _)) => format!("{}…", &name[..cut]),
-                        None => name.clone(),
-                    };
-                    GraphError::InvalidArgument(format!("unknown {} label `{shown}`", of.noun()))
+                    GraphError::InvalidArgument(format!(
+                        "unknown {} label `{}`",
+                        of.noun(),
+                        clipped(name)
+                    ))
                 })?;
                 known.insert(key, id);
                 Ok(id)

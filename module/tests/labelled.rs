@@ -314,6 +314,17 @@ fn check_refusals(db: &GraphDb, transport: &str) {
         db.set_vertex_labels(&[1], &["a\tb".into()], &[0]),
         "control",
     );
+    // A name longer than a label may be is refused, quoted only as far as a label could go.
+    let e = db
+        .set_vertex_labels(&[1], &["é".repeat(50_000)], &[0])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("{}…\" (100000 bytes)", "é".repeat(64))) && e.len() < 400,
+        "{} bytes: {}",
+        e.len(),
+        &e[..e.len().min(300)]
+    );
     // A filter naming an unknown label is an error, not an empty answer.
     let tx = TxOptions::default();
     let e = db

@@ -9,9 +9,9 @@ use conformance_bindings::*;
 use graph_client::server::Server;
 use graph_testkit::{TestHost, conformance_wasm, host_binary};
 use spacetimedb_sdk::__codegen::__sats::bsatn;
-use spacetimedb_sdk::__codegen::__ws::common::CallProcedureFlags;
+use spacetimedb_sdk::__codegen::__ws::common::{CallProcedureFlags, QuerySetId};
 use spacetimedb_sdk::__codegen::__ws::v2::{
-    BIN_PROTOCOL, CallProcedure, ClientMessage, ProcedureStatus, ServerMessage,
+    BIN_PROTOCOL, CallProcedure, ClientMessage, ProcedureStatus, ServerMessage, Subscribe,
 };
 use spacetimedb_sdk::{DbContext, Table};
 use std::net::TcpStream;
@@ -460,4 +460,109 @@ fn conformance_bindings_are_current() {
         files(fresh.path()) == files(&checked_in),
         "testkit/tests/conformance_bindings is stale: run scripts/generate"
     );
+}
+
+/// BSATN arguments of `pause(millis)`.
+fn pause_args(millis: u32) -> Vec<u8> {
+    bsatn::to_vec(&(millis,)).unwrap()
+}
+
+#[test]
+fn a_call_waiting_for_an_instance_keeps_its_connection_alive() {
+    // One procedure instance, held for 3 s by another caller: the next call waits for it.
+    let (host, owner) = host_with_module(&[
+        "--procedure-instances",
+        "1",
+        "--ws-ping-interval",
+        "300ms",
+        "--ws-idle-timeout",
+        "1500ms",
+    ]);
+    let token = owner.token().unwrap().to_string();
+    let holder = {
+        let url = host.url().to_string();
+        let token = token.clone();
+        std::thread::spawn(move || {
+            let mut c = RawClient::connect(&url, DB, Some(&token), Some(BIN_PROTOCOL)).unwrap();
+            assert!(c.recv().is_ok());
+            c.call_procedure(1, "pause", pause_args(3_000))
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let mut waiting = RawClient::connect(host.url(), DB, Some(&token), Some(BIN_PROTOCOL)).unwrap();
+    assert!(waiting.recv().is_ok());
+    let started = Instant::now();
+    // While the call waits, the server keeps pinging this silent client (which answers), so
+    // the idle timeout never closes it, and the answer arrives.
+    let status = waiting.call_procedure(7, "echo", echo_args(7));
+    assert!(matches!(status, ProcedureStatus::Returned(_)), "{status:?}");
+    assert!(started.elapsed() > Duration::from_millis(1_500));
+    assert!(waiting.pings >= 2, "{} pings while waiting", waiting.pings);
+    assert!(matches!(
+        holder.join().unwrap(),
+        ProcedureStatus::Returned(_)
+    ));
+}
+
+#[test]
+fn an_abandoned_http_call_leaves_no_client_behind() {
+    let (host, owner) = host_with_module(&["--procedure-instances", "1"]);
+    let holder = {
+        let owner = owner.clone();
+        std::thread::spawn(move || owner.call(DB, "pause", &serde_json::json!([2_000])))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    // These callers give up while their calls wait for the instance.
+    let impatient = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let sent = impatient
+            .post(format!("{}/v1/database/{DB}/call/echo", host.url()))
+            .bearer_auth(owner.token().unwrap())
+            .header("Content-Type", "application/json")
+            .body("[1, null]")
+            .send();
+        assert!(sent.is_err(), "answered within 300 ms: {sent:?}");
+    }
+    holder.join().unwrap().unwrap();
+    // Their calls ran once the instance was free, and each connection was disconnected.
+    wait_for_clients(&owner, 0);
+}
+
+#[test]
+fn messages_up_to_the_limit_arrive_in_one_frame() {
+    let (host, owner) = host_with_module(&[]);
+    let mut client = RawClient::connect(host.url(), DB, owner.token(), Some(BIN_PROTOCOL)).unwrap();
+    assert!(client.recv().is_ok());
+    // 20 MiB in one frame (the socket library's default frame limit is 16 MiB): read whole,
+    // then refused as no client message, with a close frame that says so.
+    let junk = vec![0xFF; 20 << 20];
+    client.socket.send(Message::Binary(junk.into())).unwrap();
+    assert_eq!(client.recv().unwrap_err(), Some(CloseCode::Error));
+}
+
+#[test]
+fn a_client_that_stops_reading_is_let_go() {
+    let (host, owner) = host_with_module(&["--ws-idle-timeout", "1500ms"]);
+    let token = owner.token().unwrap();
+    let mut stuck = RawClient::connect(host.url(), DB, Some(token), Some(BIN_PROTOCOL)).unwrap();
+    assert!(stuck.recv().is_ok());
+    stuck.send(&ClientMessage::Subscribe(Subscribe {
+        request_id: 1,
+        query_set_id: QuerySetId { id: 1 },
+        query_strings: Box::new(["SELECT * FROM note".into()]),
+    }));
+    wait_for_clients(&owner, 1);
+    // 40 MB of notes pushed to a client that reads none of them: more than the sockets hold.
+    let text = "x".repeat(100_000);
+    for _ in 0..400 {
+        owner
+            .call(DB, "add_note", &serde_json::json!([text]))
+            .unwrap();
+    }
+    // Its sends stop making progress; after the idle timeout the server drops it.
+    wait_for_clients(&owner, 0);
+    drop(stuck);
 }

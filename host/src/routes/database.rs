@@ -9,12 +9,13 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use spacetimedb::host::{FunctionArgs, ReducerCallError, ReducerOutcome};
+use spacetimedb::auth::identity::ConnectionAuthCtx;
+use spacetimedb::host::{FunctionArgs, ModuleHost, ReducerCallError, ReducerOutcome};
 use spacetimedb::sql::execute;
 use spacetimedb_client_api_messages::http::{SqlStmtResult, SqlStmtStats};
 use spacetimedb_lib::identity::AuthCtx;
 use spacetimedb_lib::sats::ser::serde::SerializeWrapper;
-use spacetimedb_lib::{ConnectionId, ProductTypeElement};
+use spacetimedb_lib::{ConnectionId, Identity, ProductTypeElement};
 
 use super::{App, HttpError, Result, duration_header, json_response, to_json};
 use crate::auth::Caller;
@@ -122,17 +123,39 @@ pub(super) async fn call(
     let db = app.control.resolve(&target)?;
     let module = app.control.module(&db).await?;
     let args = FunctionArgs::Json(body);
+    let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
+    // A task of its own, so that a client that hangs up (a timeout while the call waits for a
+    // module instance) cancels nothing half-way: the call runs to its end and its connection is
+    // always disconnected, never left behind in `st_client`.
+    tokio::spawn(call_as_new_connection(
+        module,
+        caller.identity,
+        connection_auth,
+        function,
+        args,
+    ))
+    .await
+    .map_err(HttpError::internal)?
+}
 
+/// Calls `function` as a fresh connection of `identity`: connect, call (a reducer, else a
+/// procedure of that name), disconnect.
+async fn call_as_new_connection(
+    module: ModuleHost,
+    identity: Identity,
+    connection_auth: ConnectionAuthCtx,
+    function: String,
+    args: FunctionArgs,
+) -> Result<Response> {
     // HTTP callers get a fresh connection id and the connect/disconnect bookkeeping around the call.
     let connection_id = ConnectionId::from_le_byte_array(rand::random());
-    let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
     module
         .call_identity_connected(connection_auth, connection_id)
         .await?;
 
     let reducer = module
         .call_reducer_with_offset(
-            caller.identity,
+            identity,
             Some(connection_id),
             None,
             None,
@@ -163,7 +186,7 @@ pub(super) async fn call(
             // The official route passes no timer, so its header reads 0 for procedures; the
             // start instant makes the header carry the procedure's real server-side duration.
             .call_procedure(
-                caller.identity,
+                identity,
                 Some(connection_id),
                 Some(Instant::now()),
                 &function,
@@ -185,7 +208,7 @@ pub(super) async fn call(
     };
 
     module
-        .call_identity_disconnected(caller.identity, connection_id)
+        .call_identity_disconnected(identity, connection_id)
         .await
         .map_err(|e| HttpError::internal(anyhow::anyhow!(e)))?;
     result

@@ -27,6 +27,7 @@ use spacetimedb_client_api_messages::websocket::{v2, v3};
 use spacetimedb_lib::ConnectionId;
 use spacetimedb_lib::connection_id::ConnectionIdForUrl;
 use spacetimedb_lib::identity::AuthCtx;
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{App, HttpError, Result};
@@ -122,8 +123,11 @@ pub(super) async fn subscribe(
     let options = app.websocket;
 
     // The 101 goes out first; the rest runs on the upgraded socket.
+    // A message is one frame from the SDK, so frames may be as large as messages (the socket
+    // library's own default, 16 MiB, cut larger calls off without a word).
     let upgrade = upgrade
         .max_message_size(options.max_message_bytes)
+        .max_frame_size(options.max_message_bytes)
         .on_failed_upgrade(|e| log::warn!("websocket: upgrade failed: {e}"));
     let busy = app.timer_pump.busy();
     Ok(upgrade.on_upgrade(move |mut socket| async move {
@@ -226,9 +230,56 @@ async fn run(
     };
     outgoing.close();
     if let End::Close(frame) = end {
-        let _ = socket.send(frame).await;
+        let _ = send_within(&mut socket, frame, options.idle_timeout).await;
     }
     guard.now().await;
+}
+
+/// How many client messages may wait for the one being evaluated before the socket stops
+/// reading (the SDK pipelines a few calls; a client that floods is slowed, not buffered).
+const QUEUED_MESSAGES: usize = 64;
+
+/// Sends `message` unless the client takes no frames for `within`: a client that stopped
+/// reading would otherwise hold its connection, and the messages queued for it, for good.
+async fn send_within(
+    socket: &mut WebSocket,
+    message: Message,
+    within: Duration,
+) -> Result<(), String> {
+    match tokio::time::timeout(within, socket.send(message)).await {
+        Ok(sent) => sent.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("the client read nothing for {within:?}")),
+    }
+}
+
+/// Evaluates the client's messages one at a time, in the order they came, on a task of its own:
+/// a call that waits (for a procedure instance, say) holds up the messages behind it, as on the
+/// official server, but not the socket, whose pings, pongs and outgoing messages carry on. The
+/// first message the engine refuses ends it, with the reason in `failed`.
+fn spawn_evaluator(
+    client: ClientConnection,
+    mut queued: mpsc::Receiver<(DataMessage, std::time::Instant)>,
+    failed: mpsc::Sender<String>,
+) -> AbortOnDrop {
+    let task = tokio::spawn(async move {
+        while let Some((data, received)) = queued.recv().await {
+            if let Err(e) = client.handle_message(data, received).await {
+                log::info!("websocket: closing {:?}: {e}", client.id);
+                let _ = failed.send(e.to_string()).await;
+                return;
+            }
+        }
+    });
+    AbortOnDrop(task.abort_handle())
+}
+
+/// Aborts a task when dropped: the evaluator ends with its connection, however that ends.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Reads client frames and hands them to the engine, writes the engine's messages, pings, and
@@ -244,6 +295,9 @@ async fn serve(
     let mut awaiting_pong = false;
     let mut messages = Vec::new();
     let mut buffer = Some(SerializeBuffer::new(client.config));
+    let (queue, queued) = mpsc::channel(QUEUED_MESSAGES);
+    let (failed_tx, mut failed) = mpsc::channel(1);
+    let _evaluator = spawn_evaluator(client.clone(), queued, failed_tx);
     loop {
         let idle_deadline = last_heard + options.idle_timeout;
         let ping_due = last_heard + options.ping_interval;
@@ -264,18 +318,21 @@ async fn serve(
                     // Answered by the socket itself.
                     Message::Ping(_) | Message::Close(_) => continue,
                 };
-                // Calls are only queued here; their results come back through `outgoing`.
-                if let Err(e) = client.handle_message(data, std::time::Instant::now()).await {
-                    log::info!("websocket: closing {:?}: {e}", client.id);
-                    return End::Close(close(close_code::ERROR, e.to_string()));
-                }
+                // Handed to the evaluator; results come back through `outgoing`. It is gone only
+                // after a refused message, which the `failed` branch reports.
+                let _ = queue.send((data, std::time::Instant::now())).await;
+            }
+            Some(reason) = failed.recv() => {
+                return End::Close(close(close_code::ERROR, reason));
             }
             n = outgoing.recv_many(&mut messages, ClientConnectionReceiver::DEFAULT_RECV_MANY_LIMIT) => {
                 if n == 0 {
                     // The engine dropped the connection (kicked, or the database went away).
                     return End::Close(close(close_code::AWAY, "the server closed the connection"));
                 }
-                if let Err(e) = write(&client, socket, &mut buffer, &mut messages).await {
+                let sent =
+                    write(&client, socket, &mut buffer, &mut messages, options.idle_timeout).await;
+                if let Err(e) = sent {
                     log::info!("websocket: writing to {:?} failed: {e}", client.id);
                     return End::Gone;
                 }
@@ -287,7 +344,8 @@ async fn serve(
             _ = tokio::time::sleep_until(ping_due), if !awaiting_pong => {
                 // One unanswered ping at a time; the idle timeout decides when it is gone.
                 awaiting_pong = true;
-                if socket.send(Message::Ping(Bytes::new())).await.is_err() {
+                let ping = Message::Ping(Bytes::new());
+                if send_within(socket, ping, options.idle_timeout).await.is_err() {
                     return End::Gone;
                 }
             }
@@ -308,7 +366,8 @@ async fn write(
     socket: &mut WebSocket,
     buffer: &mut Option<SerializeBuffer>,
     messages: &mut Vec<OutboundMessage>,
-) -> Result<(), axum::Error> {
+    within: Duration,
+) -> Result<(), String> {
     let config = client.config;
     let module = client.module();
     let pool = &module.subscriptions().bsatn_rlb_pool;
@@ -328,7 +387,7 @@ async fn write(
                 None => return Ok(()),
             },
         };
-        socket.send(Message::Binary(bytes)).await?;
+        send_within(socket, Message::Binary(bytes), within).await?;
         *buffer = in_use.try_reclaim();
         if matches!(config.version, WsVersion::V3) {
             return Ok(());

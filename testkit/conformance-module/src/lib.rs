@@ -1,6 +1,7 @@
 //! Exercises what graph-host must pass through unchanged from the engine: reducer commit and
-//! rollback, procedure transactions that commit or roll back, panics, and typed return values.
-//! Used only by `host/tests/http_api.rs`.
+//! rollback, procedure transactions that commit or roll back, panics, typed return values, and
+//! a procedure that holds its instance for a while.
+//! Used by the testkit's HTTP and WebSocket tests (`testkit/tests/`).
 
 use spacetimedb::{
     ProcedureContext, ReducerContext, SpacetimeType, Table, procedure, reducer, table,
@@ -74,6 +75,15 @@ pub fn insert_note_then_fail(ctx: &mut ProcedureContext, text: String) -> Result
 #[procedure]
 pub fn panic_procedure(_ctx: &mut ProcedureContext) -> u32 {
     panic!("procedure panicked on purpose");
+}
+
+/// Holds its module instance for `millis` ms without working (suspended, as a procedure that
+/// yields is), then returns `millis`: how long calls wait for an instance, made to measure.
+#[procedure]
+pub fn pause(ctx: &mut ProcedureContext, millis: u32) -> u32 {
+    let until = ctx.timestamp + std::time::Duration::from_millis(millis.into());
+    ctx.sleep_until(until);
+    millis
 }
 
 #[derive(SpacetimeType)]

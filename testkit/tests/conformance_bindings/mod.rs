@@ -17,6 +17,7 @@ pub mod note_table;
 pub mod note_type;
 pub mod panic_procedure_procedure;
 pub mod panic_reducer_reducer;
+pub mod pause_procedure;
 pub mod secret_type;
 
 pub use add_note_reducer::add_note;
@@ -30,6 +31,7 @@ pub use note_table::*;
 pub use note_type::Note;
 pub use panic_procedure_procedure::panic_procedure;
 pub use panic_reducer_reducer::panic_reducer;
+pub use pause_procedure::pause;
 pub use secret_type::Secret;
 
 /// A call of one of the module's reducers, with its arguments: the SDK reports it in
