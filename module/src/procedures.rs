@@ -396,6 +396,13 @@ pub fn dfs(
 fn dfs_result(start: u64, outcome: DfsOutcome, stats: QueryStats) -> Result<DfsResult, GraphError> {
     match outcome {
         DfsOutcome::UnknownStart => Err(GraphError::UnknownVertex(start)),
+        DfsOutcome::TooCostly { spent, ball } => Err(GraphError::InvalidArgument(format!(
+            "max_depth is too large for a DFS here: finding every vertex within that many hops \
+             in DFS order re-enters vertices reached again by shorter routes, up to max_depth \
+             times each; this one stopped after {spent} units of work (reading those vertices \
+             once took {ball}). Use bfs for the vertices within max_depth hops, dfs without \
+             max_depth, or a smaller max_depth"
+        ))),
         DfsOutcome::Visited {
             visited,
             vertices,

@@ -876,3 +876,38 @@ fn a_batch_finds_stored_arcs_of_hubs_and_of_small_vertices() {
     assert!(refused.contains("edge 1 → 150 exists with"), "{refused}");
     assert_eq!(db.info().unwrap(), info);
 }
+
+/// A DFS bound far beyond the diameter of a random graph: answered without re-entering
+/// anything when the bound is beyond the unbounded DFS's depth, refused with a clear error
+/// (and the host serving on) when re-entries would cost too much.
+#[test]
+fn a_dfs_bound_too_costly_is_refused_and_a_loose_one_costs_nothing() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let mut rng = ChaCha8Rng::seed_from_u64(0xDF5);
+    let n = 20_000u64;
+    let mut edges = EdgeList::new();
+    for _ in 0..100_000 {
+        edges.push(rng.gen_range(0..n), rng.gen_range(0..n));
+    }
+    load_in_batches(&db, &edges, 1);
+    let tx = TxOptions::default();
+    let unbounded = db.dfs(1, Direction::Both, None, 100, tx).unwrap().value;
+    let loose = db
+        .dfs(1, Direction::Both, Some(1_000_000), 100, tx)
+        .unwrap()
+        .value;
+    assert_eq!(
+        (loose.visited, loose.deepest, &loose.vertices),
+        (unbounded.visited, unbounded.deepest, &unbounded.vertices)
+    );
+    let e = db
+        .dfs(1, Direction::Both, Some(5_000), 100, tx)
+        .unwrap_err();
+    assert!(
+        matches!(&e, ClientError::Graph(GraphError::InvalidArgument(why))
+            if why.contains("max_depth is too large for a DFS")),
+        "{e}"
+    );
+    assert_eq!(db.info().unwrap().edges, edges.sorted().len() as u64);
+}

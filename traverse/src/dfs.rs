@@ -1,6 +1,6 @@
 use crate::{
-    Direction, ListCursor, Neighbor, NeighborSource, Progress, Visited, Work, discoveries_per_step,
-    read_page,
+    Bfs, BfsOutcome, BfsQuery, Direction, ListCursor, Neighbor, NeighborSource, Progress, Visited,
+    Work, discoveries_per_step, read_page,
 };
 use hashbrown::HashMap;
 
@@ -27,6 +27,48 @@ pub enum DfsOutcome {
         vertices: Vec<u64>,
         /// The most hops from the start at which a vertex was first discovered.
         deepest: u32,
+    },
+    /// A depth-bounded search gave up before it had discovered every vertex within its bound:
+    /// re-entering vertices reached again by shorter routes had cost `spent` units, more than
+    /// [`REENTRY_LIMIT`] allows after `ball` units spent reading the ball (and running its
+    /// unbounded DFS, when there was one).
+    TooCostly { spent: u64, ball: u64 },
+}
+
+/// What a depth-bounded search may spend beyond reading its ball, in units of work: this many
+/// times the ball's own cost plus [`REENTRY_ALLOWANCE`], and never more than
+/// [`REENTRY_CEILING`]. Finding every vertex within `d` hops in DFS order can take up to `d`
+/// entries per vertex: on a small-world graph with `d` far beyond its diameter that is about
+/// `d` times the edges, minutes of work that the engine would end by exhausting the call's fuel
+/// (about a minute of execution), taking the module instance with it. A clear error is better.
+pub const REENTRY_LIMIT: u64 = 32;
+/// See [`REENTRY_LIMIT`]: what any bounded search may spend, however small its ball.
+pub const REENTRY_ALLOWANCE: u64 = 10_000_000;
+/// See [`REENTRY_LIMIT`]: what no bounded search may spend, however large its ball.
+pub const REENTRY_CEILING: u64 = 400_000_000;
+
+/// A depth-bounded search first reads its ball (every vertex within `d` hops) with a BFS: the
+/// search is done as soon as it has discovered that many vertices (the rest of its work could
+/// only re-enter vertices), and what the ball cost bounds what the search may spend.
+///
+/// When the ball is everything the start reaches (the bound is beyond its eccentricity), an
+/// unbounded DFS costs no more than the BFS did, and if it goes no deeper than the bound its
+/// answer is the bounded one: no vertex is then cut off by the bound, and a vertex reached
+/// again by a shorter route was finished before, so entering it again finds nothing new (when
+/// a DFS finishes a vertex, everything reachable from it has been found). A bound given as a
+/// safeguard (`max_depth` 1,000,000) so costs one unbounded DFS.
+#[derive(Debug)]
+enum Ball {
+    /// Unbounded: no ball to read.
+    None,
+    Reading(Box<Bfs>),
+    /// The ball is all the start reaches, of this many vertices, read with this work: its
+    /// unbounded DFS.
+    Unbounded(Box<Dfs>, u64, Work),
+    /// Its size, and the units spent before the bounded search began.
+    Read {
+        vertices: u64,
+        units: u64,
     },
 }
 
@@ -63,7 +105,9 @@ enum Marks {
 /// - With `max_depth = Some(d)`, a vertex discovered at depth `d` is not entered, and a vertex
 ///   reached again at fewer hops than any time before is entered again from there (it is not
 ///   counted or listed again). So exactly the vertices within `d` hops are visited, whatever
-///   the order in which the stack finds them; each vertex is entered at most `d` times.
+///   the order in which the stack finds them; each vertex is entered at most `d` times. The
+///   search stops as soon as it has discovered all of them (counted by a BFS first, see
+///   [`Ball`]), and gives up ([`DfsOutcome::TooCostly`]) past [`REENTRY_LIMIT`].
 ///
 /// The stack is a vector of frames over one arena of neighbor ids (no recursion: procedure
 /// stacks are small). Neighbors that can never be entered (already found, or, bounded, already
@@ -84,6 +128,9 @@ pub struct Dfs {
     vertices: Vec<u64>,
     deepest: u32,
     started: bool,
+    /// As given to [`Dfs::new`], for the unbounded DFS of a bounded one's ball.
+    id_bound: Option<u64>,
+    ball: Ball,
     outcome: Option<DfsOutcome>,
     work: Work,
     scratch: Vec<Neighbor>,
@@ -102,9 +149,21 @@ impl Dfs {
     /// `id_bound`, when known (largest vertex id + 1), lets the visited set of an unbounded
     /// search be a dense bitset.
     pub fn new(query: DfsQuery, id_bound: Option<u64>) -> Self {
-        let marks = match query.max_depth {
-            None => Marks::Seen(Visited::new(id_bound)),
-            Some(_) => Marks::Entered(HashMap::new()),
+        let (marks, ball) = match query.max_depth {
+            None => (Marks::Seen(Visited::new(id_bound)), Ball::None),
+            Some(_) => {
+                let bfs = Bfs::new(
+                    BfsQuery {
+                        start: query.start,
+                        dir: query.dir,
+                        max_depth: query.max_depth,
+                        target: None,
+                        collect_limit: 0,
+                    },
+                    id_bound,
+                );
+                (Marks::Entered(HashMap::new()), Ball::Reading(Box::new(bfs)))
+            }
         };
         Self {
             query,
@@ -116,10 +175,71 @@ impl Dfs {
             vertices: Vec::new(),
             deepest: 0,
             started: false,
+            id_bound,
+            ball,
             outcome: None,
             work: Work::default(),
             scratch: Vec::new(),
         }
+    }
+
+    /// Reads the ball with up to `budget` units (and runs the unbounded DFS, see [`Ball`]);
+    /// `None` once that is done and the bounded search is to run, else what this step returns:
+    /// a step that finishes a phase ends there, so that the next phase's buffers are reserved
+    /// before it starts. Until the bounded search begins, its work is that of these phases.
+    fn read_ball<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Option<Progress> {
+        let progress = match &mut self.ball {
+            Ball::None | Ball::Read { .. } => return None,
+            Ball::Reading(bfs) => {
+                let progress = bfs.step(src, budget);
+                self.work = bfs.work();
+                progress
+            }
+            Ball::Unbounded(dfs, _, read) => {
+                let progress = dfs.step(src, budget);
+                self.work = *read;
+                self.work += dfs.work();
+                progress
+            }
+        };
+        if progress == Progress::Suspended {
+            return Some(Progress::Suspended);
+        }
+        let units = self.work.units();
+        match std::mem::replace(&mut self.ball, Ball::None) {
+            Ball::Reading(bfs) => match bfs.into_outcome().0 {
+                BfsOutcome::UnknownStart => {
+                    self.outcome = Some(DfsOutcome::UnknownStart);
+                    return Some(Progress::Done);
+                }
+                BfsOutcome::Visited { levels, .. } => {
+                    let vertices = levels.iter().sum();
+                    let bound = self.query.max_depth.expect("a bounded search");
+                    self.ball = if (levels.len() as u64) <= u64::from(bound) {
+                        let unbounded = DfsQuery {
+                            max_depth: None,
+                            ..self.query.clone()
+                        };
+                        let dfs = Dfs::new(unbounded, self.id_bound);
+                        Ball::Unbounded(Box::new(dfs), vertices, self.work)
+                    } else {
+                        Ball::Read { vertices, units }
+                    };
+                }
+            },
+            Ball::Unbounded(dfs, vertices, _) => {
+                let (outcome, _) = dfs.into_outcome();
+                let max_depth = self.query.max_depth;
+                if matches!(outcome, DfsOutcome::Visited { deepest, .. } if Some(deepest) <= max_depth)
+                {
+                    self.outcome = Some(outcome);
+                    return Some(Progress::Done);
+                }
+                self.ball = Ball::Read { vertices, units };
+            }
+            Ball::None | Ball::Read { .. } => unreachable!("a phase that had not ended"),
+        }
+        Some(Progress::Suspended)
     }
 
     /// Advances the search until it finishes or `budget` more units have been spent (see the
@@ -128,6 +248,9 @@ impl Dfs {
     pub fn step<S: NeighborSource + ?Sized>(&mut self, src: &S, budget: u64) -> Progress {
         if self.outcome.is_some() {
             return Progress::Done;
+        }
+        if let Some(progress) = self.read_ball(src, budget.max(1)) {
+            return progress;
         }
         let mut tried = 0u64;
         let limit = self.work.units().saturating_add(budget.max(1));
@@ -143,6 +266,22 @@ impl Dfs {
         }
         loop {
             let spent = self.work.units().saturating_add(tried);
+            if let Ball::Read { vertices, units } = self.ball {
+                if self.visited == vertices {
+                    return self.finish();
+                }
+                let cap = units
+                    .saturating_mul(REENTRY_LIMIT)
+                    .saturating_add(REENTRY_ALLOWANCE)
+                    .min(REENTRY_CEILING);
+                if spent - units > cap {
+                    self.outcome = Some(DfsOutcome::TooCostly {
+                        spent: spent - units,
+                        ball: units,
+                    });
+                    return self.drop_search();
+                }
+            }
             let Some(top) = self.frames.last_mut() else {
                 return self.finish();
             };
@@ -254,8 +393,14 @@ impl Dfs {
             vertices: std::mem::take(&mut self.vertices),
             deepest: self.deepest,
         });
+        self.drop_search()
+    }
+
+    /// Frees what only a search under way needs.
+    fn drop_search(&mut self) -> Progress {
         self.arena = Vec::new();
         self.frames = Vec::new();
+        self.marks = Marks::Entered(HashMap::new());
         Progress::Done
     }
 
@@ -263,6 +408,11 @@ impl Dfs {
     /// step reads at most about `budget` arcs and stacks at most about `budget` frames), so
     /// that no buffer grows inside that step. Call it between transactions.
     pub fn reserve(&mut self, budget: u64) {
+        match &mut self.ball {
+            Ball::Reading(bfs) => return bfs.reserve(budget),
+            Ball::Unbounded(dfs, _, _) => return dfs.reserve(budget),
+            Ball::None | Ball::Read { .. } => {}
+        }
         let n = discoveries_per_step(budget);
         self.frames.reserve(n);
         self.arena.reserve(n);

@@ -41,7 +41,7 @@ mod visited;
 pub use adjacency::{AdjacencyBuilder, AdjacencyGraph, BuildError};
 pub use bfs::{Bfs, BfsOutcome, BfsQuery};
 pub use bidirectional::{PathOutcome, PathQuery, ShortestPath};
-pub use dfs::{Dfs, DfsOutcome, DfsQuery};
+pub use dfs::{Dfs, DfsOutcome, DfsQuery, REENTRY_ALLOWANCE, REENTRY_CEILING, REENTRY_LIMIT};
 pub use dijkstra::{WeightedOutcome, WeightedPath, WeightedQuery};
 pub use direction_optimizing::{DirectionOptimizingBfs, Switching};
 pub(crate) use filter::LabelColumn;

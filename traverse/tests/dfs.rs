@@ -45,8 +45,17 @@ fn check_graph(seed: u64, vertices: &[u64], arcs: &[(u64, u64)], rng: &mut ChaCh
     let mut checked = 0;
     for &start in vertices {
         let dir = DIRS[rng.gen_range(0..3)];
-        let max_depth =
-            [None, None, Some(0), Some(1), Some(2), Some(3), Some(6)][rng.gen_range(0..7)];
+        let max_depth = [
+            None,
+            None,
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(3),
+            Some(6),
+            Some(40),
+            Some(1_000_000),
+        ][rng.gen_range(0..9)];
         let budget = [1, 2, 7, 100, u64::MAX][rng.gen_range(0..5)];
         let dense = [None, bound, Some(3)][rng.gen_range(0..3)];
         let collect_limit = [usize::MAX, 0, 1, 5][rng.gen_range(0..4)];
@@ -210,4 +219,67 @@ fn steps_stay_within_the_budget() {
             }
         }
     }
+}
+
+/// A depth bound far beyond a small-world graph's diameter: entering vertices again whenever
+/// a shorter route reaches them costs about `d` times the edges. The search stops as soon as
+/// it has found every vertex within the bound, which usually comes early; where it does not,
+/// it gives up with `TooCostly` within its allowance instead of running for minutes.
+#[test]
+fn a_large_depth_bound_stops_early_or_gives_up() {
+    let mut rng = ChaCha8Rng::seed_from_u64(0xDF5);
+    let n = 20_000u64;
+    let arcs: Vec<(u64, u64)> = (0..100_000)
+        .map(|_| (rng.gen_range(0..n), rng.gen_range(0..n)))
+        .collect();
+    let g = AdjacencyGraph::new(0..n, &arcs);
+    let reference = ReferenceGraph::new(arcs.iter().copied());
+    let query = |dir, d| DfsQuery {
+        start: 1,
+        dir,
+        max_depth: Some(d),
+        collect_limit: usize::MAX,
+    };
+    // Every vertex is found within a few times the graph's reading, then the search stops;
+    // the answer is the reference's.
+    for d in [10, 40] {
+        let mut dfs = Dfs::new(query(Direction::Both, d), Some(n));
+        while dfs.step(&g, 10_000) == Progress::Suspended {}
+        let (outcome, work) = dfs.into_outcome();
+        let want = reference.dfs(1, Direction::Both, Some(d)).unwrap();
+        let DfsOutcome::Visited { vertices, .. } = &outcome else {
+            panic!("depth {d}: {outcome:?}");
+        };
+        assert_eq!(vertices, &want.preorder, "depth {d}");
+        assert!(work.units() < 3_000_000, "depth {d}: {work:?}");
+    }
+    // A bound beyond the depth of the unbounded DFS changes nothing: one BFS and one unbounded
+    // DFS answer it.
+    for dir in [Direction::Out, Direction::Both] {
+        let mut dfs = Dfs::new(query(dir, 1_000_000), Some(n));
+        while dfs.step(&g, 10_000) == Progress::Suspended {}
+        let (outcome, work) = dfs.into_outcome();
+        let unbounded = DfsQuery {
+            max_depth: None,
+            ..query(dir, 0)
+        };
+        let (want, once) = Dfs::new(unbounded, Some(n)).run(&g);
+        assert_eq!(outcome, want, "{dir}");
+        assert!(
+            work.units() <= 2 * once.units() + 2,
+            "{dir}: {work:?} against {once:?}"
+        );
+    }
+    // A bound below that depth but beyond the diameter: the last vertices are found only after
+    // many re-entries, and the search gives up, having spent its allowance (plus one step).
+    let mut dfs = Dfs::new(query(Direction::Both, 5_000), Some(n));
+    while dfs.step(&g, 10_000) == Progress::Suspended {}
+    let (outcome, work) = dfs.into_outcome();
+    let DfsOutcome::TooCostly { spent, ball } = outcome else {
+        panic!("{outcome:?}");
+    };
+    let cap = ball * graph_traverse::REENTRY_LIMIT + graph_traverse::REENTRY_ALLOWANCE;
+    assert!(spent > cap && spent <= cap + 20_000, "{spent} of {cap}");
+    // (`spent` also counts the stacked neighbors tried, which `Work` does not.)
+    assert!(work.units() <= spent + ball);
 }

@@ -159,6 +159,7 @@ fn filtered_traversals_and_weighted_paths_match_the_reference() {
             let reached = match run(dfs, &src, budget) {
                 DfsOutcome::Visited { visited, .. } => Some(visited),
                 DfsOutcome::UnknownStart => None,
+                too_costly => panic!("{ctx}: {too_costly:?}"),
             };
             assert_eq!(reached, want.map(|l| l.iter().sum()), "{ctx}: DFS");
 
