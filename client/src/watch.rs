@@ -29,7 +29,10 @@ pub enum Change {
         src: u64,
         dst: u64,
     },
-    /// The subscription ended: the server refused it or the connection closed.
+    /// The connection closed (a host restart, say): [`watch`] again to carry on from the
+    /// state then, which a new [`Change::Subscribed`] gives.
+    Disconnected,
+    /// The server refused the subscription.
     Ended(String),
 }
 
@@ -51,7 +54,8 @@ pub struct Watch {
 
 impl Watch {
     /// The next change, waiting at most `timeout` (`None`: nothing arrived in time). After the
-    /// connection closes, the changes that had arrived, then one [`Change::Ended`], then `None`.
+    /// connection closes, the changes that had arrived, then one [`Change::Disconnected`], then
+    /// `None`.
     pub fn next(&mut self, timeout: Duration) -> Option<Change> {
         let deadline = Instant::now() + timeout;
         loop {
@@ -60,12 +64,12 @@ impl Watch {
                 .min(Duration::from_millis(50));
             match self.changes.recv_timeout(wait) {
                 Ok(change) => {
-                    self.ended |= matches!(change, Change::Ended(_));
+                    self.ended |= matches!(change, Change::Ended(_) | Change::Disconnected);
                     return Some(change);
                 }
                 Err(_) if !self.ended && !self.conn.is_up() => {
                     self.ended = true;
-                    return Some(Change::Ended("the connection closed".into()));
+                    return Some(Change::Disconnected);
                 }
                 Err(_) if Instant::now() >= deadline => return None,
                 Err(_) => {}

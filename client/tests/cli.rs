@@ -689,3 +689,46 @@ fn a_corrupt_token_file_is_named_and_kept() {
     assert_eq!(tokens["http://other:3000"], "TOKEN-A");
     assert!(tokens.contains_key(host.url()), "{tokens:?}");
 }
+
+#[test]
+fn watch_carries_on_after_a_host_restart() {
+    use std::io::{BufRead, BufReader};
+    let (mut host, cli) = Cli::on_a_new_host();
+    cli.json(&["add-edge", "1", "3"]);
+    let mut watch = cli
+        .command(&["watch", "--vertex", "1", "--count", "2", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(watch.stdout.take().unwrap()).lines();
+    let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    let first = next();
+    assert_eq!(
+        (&first["event"], &first["reconnected"]),
+        (&"subscribed".into(), &false.into())
+    );
+
+    host.restart();
+    // The watch connects again and says so, with the state as it is now.
+    let again = next();
+    assert_eq!(
+        (&again["event"], &again["reconnected"]),
+        (&"subscribed".into(), &true.into()),
+        "{again}"
+    );
+    assert_eq!(again["edges"], serde_json::json!([[1, 3]]));
+    // And goes on: a write to vertex 1 is its edge row and the graph's new version, which end
+    // it (--count 2).
+    cli.json(&["add-edge", "1", "4"]);
+    let events = [next(), next()];
+    let row = events
+        .iter()
+        .find(|e| e["event"] != "meta")
+        .expect("the edge row");
+    assert_eq!((&row["event"], &row["dst"]), (&"insert".into(), &4.into()));
+    let out = watch.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("connecting again"), "{stderr}");
+}

@@ -189,7 +189,9 @@ enum Command {
         small_traversals: bool,
     },
     /// Subscribe to the graph's counts and version (and, with --vertex, to that vertex's
-    /// out-edges) and print every change as the server pushes it. WebSocket only.
+    /// out-edges) and print every change as the server pushes it. WebSocket only. If the
+    /// connection closes (a host restart), it connects again for up to a minute and goes on
+    /// from the state then, printed as a new "reconnected" subscription.
     Watch {
         /// Also watch this vertex's out-edges (the `fwd` key range of V in `edge` and
         /// `wide_edge`: `SELECT * FROM edge WHERE fwd >= V*2^32 AND fwd <= V*2^32 + 2^32 - 1`).
@@ -282,6 +284,7 @@ fn run_watch(
     let mut changes = watch(db, vertex)?;
     let deadline = duration.map(|d| Instant::now() + d);
     let mut seen = 0u64;
+    let mut reconnected = false;
     let mut out = std::io::stdout().lock();
     while count.is_none_or(|c| seen < c) {
         let wait = match deadline {
@@ -296,9 +299,11 @@ fn run_watch(
             Change::Subscribed { meta, edges } => {
                 let meta = meta.as_ref();
                 (
-                    json!({"event": "subscribed", "graph": meta.map(meta_json), "edges": edges}),
+                    json!({"event": "subscribed", "graph": meta.map(meta_json), "edges": edges,
+                        "reconnected": reconnected}),
                     format!(
-                        "watching{}: {}{}",
+                        "{}watching{}: {}{}",
+                        if reconnected { "reconnected, " } else { "" },
                         vertex.map(|v| format!(" vertex {v}")).unwrap_or_default(),
                         meta.map(|m| format!(
                             "{} vertices, {} edges, version {}",
@@ -327,6 +332,12 @@ fn run_watch(
                 json!({"event": "delete", "src": src, "dst": dst}),
                 format!("- {src} → {dst}"),
             ),
+            Change::Disconnected => {
+                eprintln!("graph watch: the connection closed; connecting again");
+                changes = watch_again(db, vertex)?;
+                reconnected = true;
+                continue;
+            }
             Change::Ended(why) => anyhow::bail!("the watch ended: {why}"),
         };
         if as_json {
@@ -341,6 +352,28 @@ fn run_watch(
     }
     Ok(())
 }
+
+/// Subscribes again after the connection closed, trying for [`RECONNECT_FOR`] (a host
+/// restart), with waits that double from 250 ms to 4 s between tries.
+fn watch_again(db: &GraphDb, vertex: Option<u64>) -> anyhow::Result<graph_client::watch::Watch> {
+    let give_up = Instant::now() + RECONNECT_FOR;
+    let mut wait = Duration::from_millis(250);
+    loop {
+        std::thread::sleep(wait);
+        match watch(db, vertex) {
+            Ok(changes) => return Ok(changes),
+            Err(e) if Instant::now() >= give_up => {
+                anyhow::bail!(
+                    "the watch ended: the connection closed, and connecting again failed for {RECONNECT_FOR:?}: {e}"
+                )
+            }
+            Err(_) => wait = (wait * 2).min(Duration::from_secs(4)),
+        }
+    }
+}
+
+/// How long `graph watch` tries to connect again after its connection closed.
+const RECONNECT_FOR: Duration = Duration::from_secs(60);
 
 /// Whether `e` is a write to a closed stdout (`graph watch | head -3`), which ends the command
 /// as [`out!`] does.
