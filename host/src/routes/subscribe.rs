@@ -8,6 +8,9 @@
 //! the socket: negotiation, the read/write loop, pings, the idle timeout, and a disconnect that
 //! runs however the connection ends.
 
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,7 +30,6 @@ use spacetimedb_client_api_messages::websocket::{v2, v3};
 use spacetimedb_lib::ConnectionId;
 use spacetimedb_lib::connection_id::ConnectionIdForUrl;
 use spacetimedb_lib::identity::AuthCtx;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{App, HttpError, Result};
@@ -252,33 +254,29 @@ async fn send_within(
     }
 }
 
-/// Evaluates the client's messages one at a time, in the order they came, on a task of its own:
-/// a call that waits (for a procedure instance, say) holds up the messages behind it, as on the
-/// official server, but not the socket, whose pings, pongs and outgoing messages carry on. The
-/// first message the engine refuses ends it, with the reason in `failed`.
-fn spawn_evaluator(
-    client: ClientConnection,
-    mut queued: mpsc::Receiver<(DataMessage, std::time::Instant)>,
-    failed: mpsc::Sender<String>,
-) -> AbortOnDrop {
-    let task = tokio::spawn(async move {
-        while let Some((data, received)) = queued.recv().await {
-            if let Err(e) = client.handle_message(data, received).await {
-                log::info!("websocket: closing {:?}: {e}", client.id);
-                let _ = failed.send(e.to_string()).await;
-                return;
-            }
-        }
-    });
-    AbortOnDrop(task.abort_handle())
-}
+/// The engine's handling of one client message, under way.
+type Evaluation = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
-/// Aborts a task when dropped: the evaluator ends with its connection, however that ends.
-struct AbortOnDrop(tokio::task::AbortHandle);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
+/// Starts evaluating the next queued message, if none is under way. Messages are evaluated one
+/// at a time in the order they came; the loop polls the evaluation beside the socket, so a
+/// call that waits (for a procedure instance, say) holds up the messages behind it, as on the
+/// official server, but not the socket, whose pings, pongs and outgoing messages carry on.
+fn evaluate_next(
+    client: &ClientConnection,
+    queued: &mut VecDeque<(DataMessage, std::time::Instant)>,
+    evaluating: &mut Option<Evaluation>,
+) {
+    if evaluating.is_some() {
+        return;
+    }
+    if let Some((data, received)) = queued.pop_front() {
+        let client = client.clone();
+        *evaluating = Some(Box::pin(async move {
+            client
+                .handle_message(data, received)
+                .await
+                .map_err(|e| e.to_string())
+        }));
     }
 }
 
@@ -295,14 +293,13 @@ async fn serve(
     let mut awaiting_pong = false;
     let mut messages = Vec::new();
     let mut buffer = Some(SerializeBuffer::new(client.config));
-    let (queue, queued) = mpsc::channel(QUEUED_MESSAGES);
-    let (failed_tx, mut failed) = mpsc::channel(1);
-    let _evaluator = spawn_evaluator(client.clone(), queued, failed_tx);
+    let mut queued = VecDeque::new();
+    let mut evaluating: Option<Evaluation> = None;
     loop {
         let idle_deadline = last_heard + options.idle_timeout;
         let ping_due = last_heard + options.ping_interval;
         tokio::select! {
-            frame = socket.recv() => {
+            frame = socket.recv(), if queued.len() < QUEUED_MESSAGES => {
                 let frame = match frame {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return End::Gone,
                     Some(Ok(frame)) => frame,
@@ -318,12 +315,22 @@ async fn serve(
                     // Answered by the socket itself.
                     Message::Ping(_) | Message::Close(_) => continue,
                 };
-                // Handed to the evaluator; results come back through `outgoing`. It is gone only
-                // after a refused message, which the `failed` branch reports.
-                let _ = queue.send((data, std::time::Instant::now())).await;
+                // Results come back through `outgoing`.
+                queued.push_back((data, std::time::Instant::now()));
+                evaluate_next(&client, &mut queued, &mut evaluating);
             }
-            Some(reason) = failed.recv() => {
-                return End::Close(close(close_code::ERROR, reason));
+            evaluated = async {
+                match evaluating.as_mut() {
+                    Some(evaluation) => evaluation.await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                evaluating = None;
+                if let Err(e) = evaluated {
+                    log::info!("websocket: closing {:?}: {e}", client.id);
+                    return End::Close(close(close_code::ERROR, e));
+                }
+                evaluate_next(&client, &mut queued, &mut evaluating);
             }
             n = outgoing.recv_many(&mut messages, ClientConnectionReceiver::DEFAULT_RECV_MANY_LIMIT) => {
                 if n == 0 {
