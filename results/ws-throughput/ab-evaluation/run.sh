@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # A/B: graph-host before (864557a's WebSocket route) and after (evaluation polled beside the
 # socket), alternating, the ws-throughput bench's 16-in-flight phases on a fresh host each.
+# The two binaries were built first (after `source scripts/lib.sh`):
+#   git show 864557a:host/src/routes/subscribe.rs > host/src/routes/subscribe.rs
+#   cargo build --release --locked -p graph-host && cp "$HOST_BIN" /tmp/graph-host-old
+#   git checkout host/src/routes/subscribe.rs     # 1267eff's
+#   cargo build --release --locked -p graph-host && cp "$HOST_BIN" /tmp/graph-host-new
 set -euo pipefail
 cd /work/main; source scripts/lib.sh
 for round in 1 2 3 4; do
