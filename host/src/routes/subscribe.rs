@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::Extension;
@@ -257,27 +258,35 @@ async fn send_within(
 /// The engine's handling of one client message, under way.
 type Evaluation = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
-/// Starts evaluating the next queued message, if none is under way. Messages are evaluated one
-/// at a time in the order they came; the loop polls the evaluation beside the socket, so a
-/// call that waits (for a procedure instance, say) holds up the messages behind it, as on the
-/// official server, but not the socket, whose pings, pongs and outgoing messages carry on.
-fn evaluate_next(
+/// Evaluates the queued messages one at a time, in the order they came, while each finishes at
+/// once (the usual case: a call is only queued in the engine); one that has to wait (for a
+/// procedure instance, say) is kept in `evaluating`, which the loop polls beside the socket, so
+/// it holds up the messages behind it, as on the official server, but not the socket, whose
+/// pings, pongs and outgoing messages carry on. The engine's refusal of a message ends the
+/// connection with its reason.
+async fn evaluate_queued(
     client: &ClientConnection,
     queued: &mut VecDeque<(DataMessage, std::time::Instant)>,
     evaluating: &mut Option<Evaluation>,
-) {
-    if evaluating.is_some() {
-        return;
-    }
-    if let Some((data, received)) = queued.pop_front() {
+) -> Result<(), String> {
+    while evaluating.is_none() {
+        let Some((data, received)) = queued.pop_front() else {
+            return Ok(());
+        };
         let client = client.clone();
-        *evaluating = Some(Box::pin(async move {
+        let mut evaluation: Evaluation = Box::pin(async move {
             client
                 .handle_message(data, received)
                 .await
                 .map_err(|e| e.to_string())
-        }));
+        });
+        // Polled once here, in this task (so a wake-up comes back to the loop).
+        match std::future::poll_fn(|cx| Poll::Ready(evaluation.as_mut().poll(cx))).await {
+            Poll::Ready(done) => done?,
+            Poll::Pending => *evaluating = Some(evaluation),
+        }
     }
+    Ok(())
 }
 
 /// Reads client frames and hands them to the engine, writes the engine's messages, pings, and
@@ -317,7 +326,10 @@ async fn serve(
                 };
                 // Results come back through `outgoing`.
                 queued.push_back((data, std::time::Instant::now()));
-                evaluate_next(&client, &mut queued, &mut evaluating);
+                if let Err(e) = evaluate_queued(&client, &mut queued, &mut evaluating).await {
+                    log::info!("websocket: closing {:?}: {e}", client.id);
+                    return End::Close(close(close_code::ERROR, e));
+                }
             }
             evaluated = async {
                 match evaluating.as_mut() {
@@ -326,11 +338,14 @@ async fn serve(
                 }
             } => {
                 evaluating = None;
+                let evaluated = match evaluated {
+                    Ok(()) => evaluate_queued(&client, &mut queued, &mut evaluating).await,
+                    refused => refused,
+                };
                 if let Err(e) = evaluated {
                     log::info!("websocket: closing {:?}: {e}", client.id);
                     return End::Close(close(close_code::ERROR, e));
                 }
-                evaluate_next(&client, &mut queued, &mut evaluating);
             }
             n = outgoing.recv_many(&mut messages, ClientConnectionReceiver::DEFAULT_RECV_MANY_LIMIT) => {
                 if n == 0 {
