@@ -578,11 +578,11 @@ fn done_with_store(args: &Args, systems: &[Box<dyn System>], i: usize) -> bool {
 /// identity, the module published first with `--publish` (clearing its data).
 fn connect_stdb(args: &Args) -> anyhow::Result<GraphDb> {
     let server = Server::new(&args.server);
-    let (server, fresh) = match &args.token {
-        Some(token) => (server.with_token(token.clone()), false),
+    let server = match &args.token {
+        Some(token) => server.with_token(token.clone()),
         None => {
             let identity = server.create_identity()?;
-            (server.with_token(identity.token), true)
+            server.with_token(identity.token)
         }
     };
     if let Some(wasm) = &args.publish {
@@ -601,12 +601,6 @@ fn connect_stdb(args: &Args) -> anyhow::Result<GraphDb> {
             wasm.display(),
             args.database
         );
-        if fresh {
-            println!(
-                "  by a new identity, its owner; to publish there again: --token {}",
-                server.token().unwrap_or_default()
-            );
-        }
     }
     Ok(GraphDb::websocket(server, &args.database, None))
 }

@@ -598,6 +598,18 @@ fn a_refused_remembered_token_names_where_it_came_from() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && !err.contains("hint:"), "{err}");
+    // An empty GRAPH_TOKEN is no token: the remembered one is used (and refused, as above).
+    let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args(["--server", host.url(), "stats"])
+        .env("XDG_CONFIG_HOME", config.path())
+        .env("GRAPH_TOKEN", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: the server refused the token remembered"),
+        "{err}"
+    );
 }
 
 /// A vertex-label file as a spreadsheet exports it (byte-order mark, CRLF, every field quoted)

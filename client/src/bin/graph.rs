@@ -386,7 +386,10 @@ fn closed_stdout(e: &anyhow::Error) -> bool {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // An empty GRAPH_TOKEN (or --token "") means no token, as an unset one does: sent, it
+    // was refused as a malformed token.
+    cli.global.token = cli.global.token.take().filter(|t| !t.trim().is_empty());
     let remembered = cli
         .global
         .token
