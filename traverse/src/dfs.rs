@@ -65,11 +65,27 @@ enum Ball {
     /// The ball is all the start reaches, of this many vertices, read with this work: its
     /// unbounded DFS.
     Unbounded(Box<Dfs>, u64, Work),
-    /// Its size, and the units spent before the bounded search began.
+    /// Its size, the units spent before the bounded search began, and what that search may
+    /// spend (see [`REENTRY_LIMIT`]).
     Read {
         vertices: u64,
         units: u64,
+        cap: u64,
     },
+}
+
+impl Ball {
+    fn read(vertices: u64, units: u64) -> Self {
+        let cap = units
+            .saturating_mul(REENTRY_LIMIT)
+            .saturating_add(REENTRY_ALLOWANCE)
+            .min(REENTRY_CEILING);
+        Ball::Read {
+            vertices,
+            units,
+            cap,
+        }
+    }
 }
 
 /// A vertex on the DFS stack: its distinct neighbors, once read, are `arena[start..]` up to the
@@ -223,7 +239,7 @@ impl Dfs {
                         let dfs = Dfs::new(unbounded, self.id_bound);
                         Ball::Unbounded(Box::new(dfs), vertices, self.work)
                     } else {
-                        Ball::Read { vertices, units }
+                        Ball::read(vertices, units)
                     };
                 }
             },
@@ -235,7 +251,7 @@ impl Dfs {
                     self.outcome = Some(outcome);
                     return Some(Progress::Done);
                 }
-                self.ball = Ball::Read { vertices, units };
+                self.ball = Ball::read(vertices, units);
             }
             Ball::None | Ball::Read { .. } => unreachable!("a phase that had not ended"),
         }
@@ -266,14 +282,15 @@ impl Dfs {
         }
         loop {
             let spent = self.work.units().saturating_add(tried);
-            if let Ball::Read { vertices, units } = self.ball {
+            if let Ball::Read {
+                vertices,
+                units,
+                cap,
+            } = self.ball
+            {
                 if self.visited == vertices {
                     return self.finish();
                 }
-                let cap = units
-                    .saturating_mul(REENTRY_LIMIT)
-                    .saturating_add(REENTRY_ALLOWANCE)
-                    .min(REENTRY_CEILING);
                 if spent - units > cap {
                     self.outcome = Some(DfsOutcome::TooCostly {
                         spent: spent - units,
