@@ -1,14 +1,27 @@
 //! Live changes to the graph, pushed by the server over the WebSocket: a subscription to the
 //! `graph_meta` row and, optionally, to one vertex's out-edges (a key range of `edge` and of
-//! `wide_edge`, see [`crate::edge_rows`]), delivered as [`Change`]s on a channel.
+//! `wide_edge`, see [`crate::edge_rows`]) with the edge labels' names, delivered as [`Change`]s
+//! on a channel.
 
 use crate::edge_rows::out_edge_queries;
 use crate::graph::{ClientError, GraphDb, GraphMeta};
-use crate::module_bindings::{EdgeTableAccess, GraphMetaTableAccess, WideEdgeTableAccess};
+use crate::module_bindings::{
+    EdgeLabelTableAccess, EdgeTableAccess, GraphMetaTableAccess, WideEdgeTableAccess,
+};
 use crate::ws::DbConnectionRef;
 use spacetimedb_sdk::{DbContext as _, Event, Table as _, TableWithPrimaryKey as _};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+/// An edge as a watcher sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WatchedEdge {
+    pub src: u64,
+    pub dst: u64,
+    /// The label's name; `None`: unlabelled.
+    pub label: Option<String>,
+    pub weight: f32,
+}
 
 /// One thing that happened to the watched rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,19 +29,15 @@ pub enum Change {
     /// The subscription is live: the rows it covers right now. Every later change follows it.
     Subscribed {
         meta: Option<GraphMeta>,
-        /// The watched vertex's out-edges, as `(src, dst)`, sorted (empty without a vertex).
-        edges: Vec<(u64, u64)>,
+        /// The watched vertex's out-edges, sorted by target (empty without a vertex).
+        edges: Vec<WatchedEdge>,
     },
     /// The graph's counts or version changed.
     Meta(GraphMeta),
-    EdgeInserted {
-        src: u64,
-        dst: u64,
-    },
-    EdgeDeleted {
-        src: u64,
-        dst: u64,
-    },
+    /// An edge was added. (Edges are never changed in place: a new label or weight is a delete
+    /// and an insert.)
+    EdgeInserted(WatchedEdge),
+    EdgeDeleted(WatchedEdge),
     /// The connection closed (a host restart, say): [`watch`] again to carry on from the
     /// state then, which a new [`Change::Subscribed`] gives.
     Disconnected,
@@ -41,8 +50,24 @@ pub fn queries(vertex: Option<u64>) -> Vec<String> {
     let mut queries = vec!["SELECT * FROM graph_meta".to_string()];
     if let Some(v) = vertex {
         queries.extend(out_edge_queries(v));
+        // Labels are few, never renamed and never reused; a new one arrives in the same update
+        // as its first edge, and the SDK applies a whole update before any callback runs.
+        queries.push("SELECT * FROM edge_label".to_string());
     }
     queries
+}
+
+/// The label name of edge label id `label` in `ctx`'s cache (`None` for no label).
+fn label_name(db: &crate::module_bindings::RemoteTables, label: u32) -> Option<String> {
+    match label {
+        0 => None,
+        id => Some(
+            db.edge_label()
+                .id()
+                .find(&id)
+                .map_or_else(|| format!("#{id}"), |l| l.name),
+        ),
+    }
 }
 
 /// A live subscription: its changes, in the order the server sent them.
@@ -101,20 +126,28 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
     });
     let watched = move |src: u64| vertex == Some(src);
     // The same callbacks for both edge tables.
+    macro_rules! watched_edge {
+        ($db:expr, $e:expr) => {
+            WatchedEdge {
+                src: $e.src(),
+                dst: $e.dst(),
+                label: label_name($db, $e.label),
+                weight: $e.weight,
+            }
+        };
+    }
     macro_rules! on_edges {
         ($table:ident) => {
             let sent = tx.clone();
             conn.db.$table().on_insert(move |ctx, e| {
                 if live(&ctx.event) && watched(e.src()) {
-                    let (src, dst) = (e.src(), e.dst());
-                    let _ = sent.send(Change::EdgeInserted { src, dst });
+                    let _ = sent.send(Change::EdgeInserted(watched_edge!(&ctx.db, e)));
                 }
             });
             let sent = tx.clone();
             conn.db.$table().on_delete(move |ctx, e| {
                 if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
-                    let (src, dst) = (e.src(), e.dst());
-                    let _ = sent.send(Change::EdgeDeleted { src, dst });
+                    let _ = sent.send(Change::EdgeDeleted(watched_edge!(&ctx.db, e)));
                 }
             });
         };
@@ -127,13 +160,11 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
         .on_applied(move |ctx| {
             let meta = ctx.db.graph_meta().id().find(&0);
             let (narrow, wide) = (ctx.db.edge(), ctx.db.wide_edge());
-            let narrow = narrow.iter().map(|e| (e.src(), e.dst()));
-            let wide = wide.iter().map(|e| (e.src(), e.dst()));
-            let mut edges: Vec<(u64, u64)> = narrow
-                .chain(wide)
-                .filter(|&(src, _)| watched(src))
-                .collect();
-            edges.sort_unstable();
+            let narrow = narrow.iter().map(|e| watched_edge!(&ctx.db, e));
+            let wide = wide.iter().map(|e| watched_edge!(&ctx.db, e));
+            let mut edges: Vec<WatchedEdge> =
+                narrow.chain(wide).filter(|e| watched(e.src)).collect();
+            edges.sort_unstable_by_key(|e| e.dst);
             let _ = applied.send(Change::Subscribed { meta, edges });
         })
         .on_error(move |_, e| {

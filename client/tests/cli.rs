@@ -365,12 +365,15 @@ fn watch_prints_changes_as_they_arrive() {
     let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
     let subscribed = next();
     assert_eq!(subscribed["event"], "subscribed", "{subscribed}");
-    assert_eq!(subscribed["edges"], serde_json::json!([[1, 3]]));
+    assert_eq!(
+        subscribed["edges"],
+        serde_json::json!([{"src": 1, "dst": 3, "label": null, "weight": 1.0}])
+    );
     let version = subscribed["graph"]["version"].as_u64().unwrap();
 
     // A write over the WebSocket and a delete over HTTP, each seen as its edge row and the
     // graph's new version; an edge of another vertex is not watched.
-    cli.json(&["add-edge", "1", "2"]);
+    cli.json(&["add-edge", "1", "2", "--label", "road", "--weight", "2.5"]);
     cli.json(&["add-edge", "5", "6", "--transport", "http"]);
     cli.json(&["remove-edge", "1", "2", "--transport", "http"]);
     let events: Vec<Value> = (0..4).map(|_| next()).collect();
@@ -381,13 +384,19 @@ fn watch_prints_changes_as_they_arrive() {
     let rows: Vec<&Value> = events.iter().filter(|e| e["event"] != "meta").collect();
     assert_eq!(rows.len(), 2, "{events:?}");
     assert_eq!(
-        (&rows[0]["event"], &rows[0]["dst"]),
+        (&rows[0]["event"], &rows[0]["edge"]["dst"]),
         (&"insert".into(), &2.into())
     );
     assert_eq!(
-        (&rows[1]["event"], &rows[1]["dst"]),
+        (&rows[1]["event"], &rows[1]["edge"]["dst"]),
         (&"delete".into(), &2.into())
     );
+    for row in rows {
+        assert_eq!(
+            (&row["edge"]["label"], &row["edge"]["weight"]),
+            (&"road".into(), &2.5.into())
+        );
+    }
     let versions: Vec<u64> = events
         .iter()
         .filter_map(|e| e["graph"]["version"].as_u64())
@@ -729,7 +738,8 @@ fn watch_carries_on_after_a_host_restart() {
         (&"subscribed".into(), &true.into()),
         "{again}"
     );
-    assert_eq!(again["edges"], serde_json::json!([[1, 3]]));
+    assert_eq!(again["edges"][0]["dst"], 3, "{again}");
+    assert_eq!(again["edges"].as_array().map(Vec::len), Some(1), "{again}");
     // And goes on: a write to vertex 1 is its edge row and the graph's new version, which end
     // it (--count 2).
     cli.json(&["add-edge", "1", "4"]);
@@ -738,7 +748,10 @@ fn watch_carries_on_after_a_host_restart() {
         .iter()
         .find(|e| e["event"] != "meta")
         .expect("the edge row");
-    assert_eq!((&row["event"], &row["dst"]), (&"insert".into(), &4.into()));
+    assert_eq!(
+        (&row["event"], &row["edge"]["dst"]),
+        (&"insert".into(), &4.into())
+    );
     let out = watch.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");

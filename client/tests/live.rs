@@ -2,11 +2,21 @@
 //! that outlives a host restart. The real host and module, the real SDK.
 
 use graph_client::graph::{GraphDb, GraphMeta};
-use graph_client::watch::{Change, watch};
+use graph_client::watch::{Change, WatchedEdge, watch};
 use graph_testkit::TestHost;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
+
+/// An unlabelled edge of weight 1.
+fn plain(src: u64, dst: u64) -> WatchedEdge {
+    WatchedEdge {
+        src,
+        dst,
+        label: None,
+        weight: 1.0,
+    }
+}
 
 #[test]
 fn watch_sees_writes_and_deletes() {
@@ -21,7 +31,7 @@ fn watch_sees_writes_and_deletes() {
         panic!("no initial state");
     };
     let meta = meta.expect("the graph_meta row");
-    assert_eq!(edges, [(7, 1), (7, 2)]);
+    assert_eq!(edges, [plain(7, 1), plain(7, 2)]);
     assert_eq!((meta.vertices, meta.edges), (4, 3));
 
     // One call that adds two edges of 7 and one of 9: both of 7's rows, then one version.
@@ -30,13 +40,13 @@ fn watch_sees_writes_and_deletes() {
     let mut metas: Vec<GraphMeta> = Vec::new();
     while rows.len() < 2 || metas.is_empty() {
         match changes.next(WAIT).expect("a change") {
-            Change::EdgeInserted { src, dst } => rows.push((src, dst)),
+            Change::EdgeInserted(e) => rows.push(e),
             Change::Meta(m) => metas.push(m),
             other => panic!("unexpected {other:?}"),
         }
     }
-    rows.sort_unstable();
-    assert_eq!(rows, [(7, 3), (7, 4)]);
+    rows.sort_unstable_by_key(|e| e.dst);
+    assert_eq!(rows, [plain(7, 3), plain(7, 4)]);
     assert_eq!(metas.len(), 1);
     assert_eq!((metas[0].edges, metas[0].version), (6, meta.version + 1));
 
@@ -45,7 +55,7 @@ fn watch_sees_writes_and_deletes() {
     let mut version = 0;
     while !deleted || version == 0 {
         match changes.next(WAIT).expect("a change") {
-            Change::EdgeDeleted { src: 7, dst: 1 } => deleted = true,
+            Change::EdgeDeleted(e) if e == plain(7, 1) => deleted = true,
             Change::Meta(m) => version = m.version,
             other => panic!("unexpected {other:?}"),
         }
@@ -55,6 +65,74 @@ fn watch_sees_writes_and_deletes() {
     writer.add_edges(&[10], &[11]).unwrap();
     assert!(matches!(changes.next(WAIT), Some(Change::Meta(_))));
     assert_eq!(changes.next(Duration::from_millis(300)), None);
+}
+
+#[test]
+fn watch_names_labels_and_weights() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let db = GraphDb::websocket(server.clone(), "graph", None);
+    let writer = GraphDb::new(server, "graph");
+    let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    writer
+        .add_labelled_edges(
+            &[5, 5],
+            &[1, 1 << 40],
+            &names(&["road"]),
+            &[0, 0],
+            &[2.5, 0.0],
+        )
+        .unwrap();
+
+    let mut changes = watch(&db, Some(5)).unwrap();
+    let Some(Change::Subscribed { edges, .. }) = changes.next(WAIT) else {
+        panic!("no initial state");
+    };
+    let road = |dst, weight| WatchedEdge {
+        src: 5,
+        dst,
+        label: Some("road".into()),
+        weight,
+    };
+    assert_eq!(edges, [road(1, 2.5), road(1 << 40, 0.0)]);
+
+    // A label first used by this write arrives with the edge that uses it.
+    writer
+        .add_labelled_edges(
+            &[5, 5],
+            &[2, 3],
+            &names(&["rail", ""]),
+            &[0, 1],
+            &[0.25, 7.0],
+        )
+        .unwrap();
+    let mut rows = Vec::new();
+    while rows.len() < 2 {
+        match changes.next(WAIT).expect("a change") {
+            Change::EdgeInserted(e) => rows.push(e),
+            Change::Meta(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    rows.sort_unstable_by_key(|e| e.dst);
+    let rail = WatchedEdge {
+        label: Some("rail".into()),
+        ..road(2, 0.25)
+    };
+    let unlabelled = WatchedEdge {
+        label: None,
+        ..road(3, 7.0)
+    };
+    assert_eq!(rows, [rail.clone(), unlabelled]);
+
+    writer.remove_edges(&[5], &[2]).unwrap();
+    loop {
+        match changes.next(WAIT).expect("a change") {
+            Change::EdgeDeleted(e) => break assert_eq!(e, rail),
+            Change::Meta(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
 }
 
 #[test]

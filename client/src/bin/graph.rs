@@ -11,9 +11,9 @@ use graph_client::graph::{
 };
 use graph_client::server::{Server, ServerError};
 use graph_client::token_store;
-use graph_client::watch::{Change, watch};
+use graph_client::watch::{Change, WatchedEdge, watch};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -193,8 +193,9 @@ enum Command {
     /// connection closes (a host restart), it connects again for up to a minute and goes on
     /// from the state then, printed as a new "reconnected" subscription.
     Watch {
-        /// Also watch this vertex's out-edges (the `fwd` key range of V in `edge` and
-        /// `wide_edge`: `SELECT * FROM edge WHERE fwd >= V*2^32 AND fwd <= V*2^32 + 2^32 - 1`).
+        /// Also watch this vertex's out-edges, each printed with its label and weight (the
+        /// `fwd` key range of V in `edge` and `wide_edge`: `SELECT * FROM edge WHERE fwd >=
+        /// V*2^32 AND fwd <= V*2^32 + 2^32 - 1`, and `edge_label` for the labels' names).
         #[arg(long)]
         vertex: Option<u64>,
         /// Stop after this many changes (not counting the initial state).
@@ -268,7 +269,7 @@ fn log_fallback(e: &dyn std::fmt::Display) {
     eprintln!("note: using HTTP, the WebSocket is not available: {e}");
 }
 
-fn meta_json(m: &GraphMeta) -> serde_json::Value {
+fn meta_json(m: &GraphMeta) -> Value {
     json!({"vertices": m.vertices, "edges": m.edges, "version": m.version})
 }
 
@@ -299,7 +300,8 @@ fn run_watch(
             Change::Subscribed { meta, edges } => {
                 let meta = meta.as_ref();
                 (
-                    json!({"event": "subscribed", "graph": meta.map(meta_json), "edges": edges,
+                    json!({"event": "subscribed", "graph": meta.map(meta_json),
+                        "edges": edges.iter().map(edge_json).collect::<Vec<_>>(),
                         "reconnected": reconnected}),
                     format!(
                         "{}watching{}: {}{}",
@@ -324,13 +326,13 @@ fn run_watch(
                     m.version, m.vertices, m.edges
                 ),
             ),
-            Change::EdgeInserted { src, dst } => (
-                json!({"event": "insert", "src": src, "dst": dst}),
-                format!("+ {src} → {dst}"),
+            Change::EdgeInserted(e) => (
+                json!({"event": "insert", "edge": edge_json(e)}),
+                format!("+ {}", edge_text(e)),
             ),
-            Change::EdgeDeleted { src, dst } => (
-                json!({"event": "delete", "src": src, "dst": dst}),
-                format!("- {src} → {dst}"),
+            Change::EdgeDeleted(e) => (
+                json!({"event": "delete", "edge": edge_json(e)}),
+                format!("- {}", edge_text(e)),
             ),
             Change::Disconnected => {
                 eprintln!("graph watch: the connection closed; connecting again");
@@ -351,6 +353,20 @@ fn run_watch(
         }
     }
     Ok(())
+}
+
+fn edge_json(e: &WatchedEdge) -> Value {
+    json!({"src": e.src, "dst": e.dst, "label": e.label, "weight": e.weight})
+}
+
+/// `src → dst`, with the label and weight unless it has neither (weight 1).
+fn edge_text(e: &WatchedEdge) -> String {
+    let ends = format!("{} → {}", e.src, e.dst);
+    match (&e.label, e.weight) {
+        (None, 1.0) => ends,
+        (None, w) => format!("{ends} (weight {w})"),
+        (Some(l), w) => format!("{ends} (label `{l}`, weight {w})"),
+    }
 }
 
 /// Subscribes again after the connection closed, trying for [`RECONNECT_FOR`] (a host
@@ -881,4 +897,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watched_edges_print_their_label_and_weight_when_they_have_one() {
+        let edge = |label: Option<&str>, weight| WatchedEdge {
+            src: 1,
+            dst: 2,
+            label: label.map(Into::into),
+            weight,
+        };
+        assert_eq!(edge_text(&edge(None, 1.0)), "1 → 2");
+        assert_eq!(edge_text(&edge(None, 0.5)), "1 → 2 (weight 0.5)");
+        assert_eq!(
+            edge_text(&edge(Some("road"), 1.0)),
+            "1 → 2 (label `road`, weight 1)"
+        );
+    }
 }
