@@ -72,7 +72,7 @@ pub(crate) fn id_bound(meta: &GraphMeta) -> Option<u64> {
 /// The graph's counts and version, and the snapshots the module's instances hold.
 #[procedure]
 pub fn graph_info(ctx: &mut ProcedureContext) -> GraphInfo {
-    ctx.with_tx(|tx| GraphInfo {
+    TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US).run(|tx| GraphInfo {
         meta: meta(&tx.db),
         snapshots: snapshot::holders(&tx.db, tx.timestamp),
         policy: snapshot::policy(&tx.db),

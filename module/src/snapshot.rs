@@ -170,7 +170,7 @@ pub fn keep(runner: &mut TxRunner, snapshot: Snapshot) {
             snapshot.graph.arc_count() as u64,
             memory::linear_memory_bytes(),
         );
-        runner.run(|tx| {
+        runner.write(|tx| {
             let row = SnapshotHolder {
                 instance: me,
                 version: snapshot.version,
@@ -195,7 +195,7 @@ pub fn keep(runner: &mut TxRunner, snapshot: Snapshot) {
 fn forget(runner: &mut TxRunner) {
     if REPORTED.take().is_some() {
         let me = instance(runner);
-        runner.run(|tx| tx.db.snapshot_holder().instance().delete(me));
+        runner.write(|tx| tx.db.snapshot_holder().instance().delete(me));
     }
 }
 
@@ -419,8 +419,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     while from <= meta.max_vertex_id {
         let units = budget.units();
         let to = from.saturating_add(width - 1);
-        // The arcs are added after the transaction: the engine runs a body again if its commit
-        // fails, and the builder must see each window once.
+        // The transaction only reads; the arcs are added to the builder after it.
         let arcs = runner.run(|tx| edges::out_of(&tx.db, from..=to, edges::any_wide(&tx.db)));
         let rows = arcs.len() as u64;
         let added =

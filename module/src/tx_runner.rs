@@ -133,28 +133,56 @@ impl<'c> TxRunner<'c> {
         }
     }
 
-    /// Runs `body` in one transaction and records its hold time; afterwards yields if this
-    /// procedure has kept the executor for `yield_every_us` or more.
+    /// Runs `body` in one transaction that only reads, and records its hold time; afterwards
+    /// yields if this procedure has kept the executor for `yield_every_us` or more.
     ///
-    /// The engine calls `body` again, in a new transaction, if the commit fails (2.14 retries
-    /// once; its commit fails only when refreshing a view fails, and this module has none). So
-    /// a body may change state outside the transaction only where a second run is harmless: a
-    /// traversal step (a retry is one more step, each on a consistent read), labels set
-    /// (idempotent); rows for a snapshot are returned and added after the commit.
+    /// The transaction is rolled back, not committed: the same reads, but a commit would hand
+    /// the engine an empty transaction to publish, one more message through the database's send
+    /// worker ahead of the procedure's result, and when that message had gone out before the
+    /// result was ready, the worker's linger held the result until its next timer tick (up to
+    /// 1 ms; `results/pace-readonly/`). A rolled-back transaction tells a caller with confirmed
+    /// reads to wait for the last committed transaction, the state it read. Writes made in
+    /// `body` are discarded: use [`write`](Self::write) for those.
     pub fn run<T>(&mut self, body: impl Fn(&TxContext) -> T) -> T {
         self.run_at(|tx, _| body(tx))
     }
 
     /// [`run`](Self::run), passing `body` the graph version the transaction reads.
     pub fn run_at<T>(&mut self, body: impl Fn(&TxContext, u64) -> T) -> T {
-        let (value, tx_start, version) = self.ctx.with_tx(|tx| {
+        self.transaction(false, body)
+    }
+
+    /// Runs `body` in one transaction that is committed, as [`run`](Self::run) runs reads.
+    ///
+    /// The engine calls `body` again, in a new transaction, if the commit fails (2.14 retries
+    /// once; its commit fails only when refreshing a view fails, and this module has none), so
+    /// the body may change nothing outside the transaction that a second run would harm.
+    pub fn write<T>(&mut self, body: impl Fn(&TxContext) -> T) -> T {
+        self.transaction(true, |tx, _| body(tx))
+    }
+
+    /// Runs `body` in a transaction, committed or rolled back, and keeps the stats.
+    fn transaction<T>(&mut self, commit: bool, body: impl Fn(&TxContext, u64) -> T) -> T {
+        let run = |tx: &TxContext| {
             let version = meta(&tx.db).version;
             (
                 body(tx, version),
                 tx.timestamp.to_micros_since_unix_epoch(),
                 version,
             )
-        });
+        };
+        let (value, tx_start, version) = if commit {
+            self.ctx.with_tx(run)
+        } else {
+            // An `Err` from the body is what makes the bindings roll the transaction back.
+            match self
+                .ctx
+                .try_with_tx(|tx| Err::<std::convert::Infallible, _>(run(tx)))
+            {
+                Ok(never) => match never {},
+                Err(read) => read,
+            }
+        };
         let tx_end = now_us(self.ctx);
         let hold = (tx_end - tx_start).max(0) as u64;
         self.last_hold_us = hold;
