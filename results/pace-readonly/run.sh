@@ -4,7 +4,8 @@
 # each on a fresh in-memory graph-host (the same binary): graph-bench on the dblp-like graph,
 # Stage 2 over the SDK's WebSocket and over HTTP, neighbor count, depth-3 BFS and shortest path
 # (RUNS queries each) and the empty calls, after 3 ms of quiet and back to back. Writes each
-# run's report to $OUT/<side>-idle<ms>-<round>/ and one line per run to result.txt here.
+# run's report to $OUT/<side>-idle<ms>-<round>/, its per-call samples to samples/ here (gzipped
+# CSV) and one line per run to result.txt here.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/../.."
@@ -40,6 +41,8 @@ row() { # the p50 and p99 columns of report $1's row for workload $2 and mode $3
           --idle-ms "$idle" --writes 0 --under-writes-secs 0 --mixed-secs 0 \
           --throughput-inserts 0 --propagation-writes 0 --out "$out" >"$out.log" 2>&1
         kill "$HOST_PID"; wait "$HOST_PID" 2>/dev/null || true
+        mkdir -p "$here/samples"
+        gzip -9c "$out/dblp-samples.csv" >"$here/samples/$side-idle$idle-$round.csv.gz"
         md="$out/dblp.md"
         line="$side idle $idle ms, round $round:"
         for w in "empty procedure" neighbors bfs-depth path; do
