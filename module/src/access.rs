@@ -1,9 +1,10 @@
 //! Who may change the graph: the database's owner, and the identities the owner has granted.
 //!
 //! `init` runs once, when the database is created by a publish, with the publisher (the owner)
-//! as sender, and records it. Every reducer that changes the graph (`add_edges`,
-//! `add_vertices`, `remove_edges`, `remove_vertex`, `clear_graph`) first checks its caller;
-//! queries are open to every identity. A database created by a module version without this
+//! as sender, and records it. Every reducer that writes (`add_edges`, `add_vertices`,
+//! `remove_edges`, `remove_vertex`, `clear_graph`, …, and the Stage-1 reducers that store their
+//! answers in `traversal_result`) first checks its caller; procedures are open to every
+//! identity. A database created by a module version without this
 //! table has no owner recorded: the first identity that writes to it becomes its owner (so
 //! publish such a database again with its data cleared, or write to it once yourself).
 

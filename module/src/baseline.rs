@@ -140,6 +140,8 @@ pub fn bfs_full_scan_reducer(
     direction: String,
     max_depth: Option<u32>,
 ) -> Result<(), String> {
+    // It writes `traversal_result`, which every identity reads.
+    crate::access::check_writer(ctx)?;
     let dir = parse_direction(&direction).map_err(|e| e.to_string())?;
     let max_depth = check_depth(max_depth).map_err(|e| e.to_string())?;
     match scan_and_search(&ctx.db, bfs_query(start, dir, max_depth, None)).0 {
@@ -162,6 +164,8 @@ pub fn shortest_path_full_scan_reducer(
     direction: String,
     max_depth: Option<u32>,
 ) -> Result<(), String> {
+    // It writes `traversal_result`, which every identity reads.
+    crate::access::check_writer(ctx)?;
     let dir = parse_direction(&direction).map_err(|e| e.to_string())?;
     let max_depth = check_depth(max_depth).map_err(|e| e.to_string())?;
     let known = ctx.db.vertex().id().find(target).is_some();

@@ -22,11 +22,27 @@ fn refused(result: Result<(), ClientError>, reducer: &str) {
 
 /// Every write reducer, as `db`; each must be refused.
 fn all_writes_refused(db: &GraphDb) {
+    let road = ["road".to_string()];
     refused(db.add_edges(&[1], &[99]), "add_edges");
+    refused(
+        db.add_labelled_edges(&[1], &[99], &road, &[0], &[2.0]),
+        "add_labelled_edges",
+    );
     refused(db.add_vertices(&[99]), "add_vertices");
+    refused(db.set_vertex_labels(&[1], &road, &[0]), "set_vertex_labels");
     refused(db.remove_edges(&[1], &[2]), "remove_edges");
     refused(db.remove_vertex(1), "remove_vertex");
     refused(db.clear(), "clear_graph");
+    // The Stage-1 reducers store their answers in `traversal_result`, which everyone reads.
+    refused(
+        db.bfs_stage1_reducer(7, 1, Direction::Out, None).map(drop),
+        "bfs_full_scan_reducer",
+    );
+    refused(
+        db.shortest_path_stage1_reducer(7, 1, 3, Direction::Out, None)
+            .map(drop),
+        "shortest_path_full_scan_reducer",
+    );
 }
 
 #[test]
