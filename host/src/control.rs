@@ -55,7 +55,11 @@ pub enum ControlError {
     MigrationRejected(String),
     #[error("Failed to create or update the database: {0}")]
     MigrationFailed(String),
-    /// The engine failed (a module that does not validate, an I/O error, ...).
+    /// The program is not a module the engine can run (a truncated or corrupt wasm file, a
+    /// module whose definition does not validate, an `init` that fails).
+    #[error("invalid module: {0:#}")]
+    InvalidModule(anyhow::Error),
+    /// The engine failed (an I/O error, ...).
     #[error("{0:#}")]
     Engine(anyhow::Error),
 }
@@ -353,6 +357,13 @@ impl Control {
 
     /// Hot-swaps the module of a running database, migrating its schema if compatible.
     async fn update(&self, db: &DbRecord, program_bytes: Box<[u8]>) -> Result<()> {
+        // In a throw-away instance first, so that a program that is not a module is told apart
+        // from a failure of the engine, and the running module stays in place.
+        let program = Program::from_bytes(HostType::Wasm.into(), program_bytes.clone());
+        self.hc
+            .check_module_validity(db.database(), program)
+            .await
+            .map_err(ControlError::InvalidModule)?;
         let result = self
             .hc
             .update_module_host(
@@ -383,7 +394,7 @@ impl Control {
         self.hc
             .check_module_validity(db.database(), program.clone())
             .await
-            .map_err(ControlError::Engine)?;
+            .map_err(ControlError::InvalidModule)?;
         self.programs
             .put(&program.bytes)
             .await

@@ -113,6 +113,17 @@ fn calls_transactions_errors_and_restart() {
         status(owner.publish("other", b"(module)".to_vec(), false)),
         400
     );
+    // A wasm file cut short is the caller's mistake too (it was a 500), and creates nothing;
+    // an update with one leaves the running module in place.
+    let mut truncated = conformance_wasm();
+    truncated.truncate(truncated.len() / 2);
+    assert_eq!(
+        status(owner.publish("other", truncated.clone(), false)),
+        400
+    );
+    assert_eq!(status(owner.sql("other", "SELECT * FROM note")), 404);
+    assert_eq!(status(owner.publish("conf", truncated, false)), 400);
+    assert_eq!(notes(&owner).len(), 2);
     assert_eq!(
         status(stranger.publish("conf", conformance_wasm(), false)),
         403

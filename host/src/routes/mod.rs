@@ -135,7 +135,8 @@ impl From<ControlError> for HttpError {
             ControlError::InvalidName(_)
             | ControlError::ClearNeedsTarget
             | ControlError::MigrationRejected(_)
-            | ControlError::MigrationFailed(_) => StatusCode::BAD_REQUEST,
+            | ControlError::MigrationFailed(_)
+            | ControlError::InvalidModule(_) => StatusCode::BAD_REQUEST,
             ControlError::UnknownName(_) | ControlError::UnknownIdentity => StatusCode::NOT_FOUND,
             ControlError::NameTaken(name) => {
                 return Self::json(
