@@ -51,6 +51,15 @@ pub enum ClientError {
     Graph(GraphError),
 }
 
+impl ClientError {
+    /// Whether the module refused a write because the caller may not change the graph
+    /// (`module/src/access.rs` words that refusal).
+    pub fn is_write_refused(&self) -> bool {
+        matches!(self, ClientError::ReducerFailed { message, .. }
+            if message.contains("may not change this graph"))
+    }
+}
+
 impl fmt::Display for GraphError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -115,8 +124,12 @@ pub struct LoadOutcome {
     pub sent: u64,
     /// How many of them the graph did not hold before: the growth of its edge count.
     pub new_edges: u64,
-    /// Whether other clients changed the graph during the load, which makes `new_edges` the
-    /// net change of everyone's writes rather than this load's alone.
+    /// Whether other clients certainly changed the graph during the load, which makes
+    /// `new_edges` the net change of everyone's writes rather than this load's alone. `false`
+    /// is not a certainty: every write that changes the graph bumps its version once, so a
+    /// concurrent writer shows only where the version moved more than this load's calls can
+    /// account for; another load of the same edges, whose writes take the place of this one's,
+    /// does not.
     pub others_wrote: bool,
     /// The graph's counts and version after the load.
     pub graph: GraphMeta,

@@ -433,6 +433,15 @@ fn only_the_owner_and_granted_identities_write() {
     };
     let err = stranger.fails(&["add-edge", "1", "2"]);
     assert!(err.contains("may not change this graph"), "{err}");
+    // A refused load says how to get access, not to fix the file.
+    let dir = tempfile::tempdir().unwrap();
+    let snap = file(&dir, "g.txt", b"1 2\n2 3\n");
+    let err = stranger.fails(&["load", &snap]);
+    assert!(
+        err.contains("graph grant") && err.contains("whoami"),
+        "{err}"
+    );
+    assert!(!err.contains("fix what the error names"), "{err}");
     let err = stranger.fails(&["grant", &created.identity]);
     assert!(err.contains("only the database's owner"), "{err}");
 

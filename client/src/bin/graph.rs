@@ -573,6 +573,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     let at = skip + e.acknowledged;
                     // A refused call fails again when re-sent: the file or the graph must change.
                     let next = match &e.source {
+                        refused if refused.is_write_refused() => {
+                            "ask the database's owner to run `graph grant <identity>` with the \
+                             identity `graph whoami` prints (or pass the owner's token with \
+                             --token), then re-run the same command"
+                        }
                         ClientError::ReducerFailed { .. } => {
                             "fix what the error names (in the file, or remove the stored edge), \
                              then re-run the same command"
@@ -604,17 +609,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "loaded {} rows from {}: sent {} distinct edges, {} new and {} already present{}; \
-                     the graph now has {} vertices and {} edges",
+                    "loaded {} rows from {}: sent {} distinct edges, {}; the graph now has {} \
+                     vertices and {} edges",
                     summary.edges,
                     file.display(),
                     outcome.sent,
-                    outcome.new_edges,
-                    outcome.already_present(),
+                    // Counted by the graph's growth, in which other clients' writes count too
+                    // (`others_wrote` is true only where that is certain).
                     if outcome.others_wrote {
-                        " (other clients wrote meanwhile, so the split is approximate)"
+                        format!(
+                            "and the graph gained {} edges meanwhile, other clients' writes \
+                             included",
+                            outcome.new_edges
+                        )
                     } else {
-                        ""
+                        format!(
+                            "{} new and {} already present (if no other client wrote meanwhile)",
+                            outcome.new_edges,
+                            outcome.already_present()
+                        )
                     },
                     info.vertices,
                     info.edges
