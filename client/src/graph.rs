@@ -127,9 +127,9 @@ pub struct LoadOutcome {
     /// Whether other clients certainly changed the graph during the load, which makes
     /// `new_edges` the net change of everyone's writes rather than this load's alone. `false`
     /// is not a certainty: every write that changes the graph bumps its version once, so a
-    /// concurrent writer shows only where the version moved more than this load's calls can
-    /// account for; another load of the same edges, whose writes take the place of this one's,
-    /// does not.
+    /// concurrent writer shows only where the version moved more than this load's calls
+    /// (those answered, and those whose answer a dropped connection lost) can account for;
+    /// another load of the same edges, whose writes take the place of this one's, does not.
     pub others_wrote: bool,
     /// The graph's counts and version after the load.
     pub graph: GraphMeta,
@@ -804,6 +804,8 @@ impl GraphDb {
         let mut sent = 0;
         let mut acknowledged = 0;
         let mut succeeded = 0u64;
+        // Calls whose answer was lost: each may have committed, and bumped the version.
+        let mut unknown = 0u64;
         let mut attempt = 0;
         while acknowledged < edges.len() {
             while in_flight.len() < window && sent < edges.len() {
@@ -822,13 +824,17 @@ impl GraphDb {
                 Err(e) => {
                     // The calls sent after it still run; their outcome changes nothing here
                     // but the count of calls that may have bumped the version.
-                    let later = in_flight
-                        .drain(..)
-                        .map(|(_, call)| call.and_then(ReducerInFlight::wait));
-                    succeeded += later.filter(Result::is_ok).count() as u64;
+                    for (_, call) in in_flight.drain(..) {
+                        match call.and_then(ReducerInFlight::wait) {
+                            Ok(()) => succeeded += 1,
+                            Err(e) if is_transient(&e) => unknown += 1,
+                            Err(_) => {}
+                        }
+                    }
                     if attempt == 3 || !is_transient(&e) {
                         return Err(failed(acknowledged, e));
                     }
+                    unknown += 1;
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
                     sent = acknowledged;
@@ -839,8 +845,12 @@ impl GraphDb {
         Ok(LoadOutcome {
             sent: edges.len() as u64,
             new_edges: after.edges.saturating_sub(before.edges),
-            // Each call bumps the version at most once; more means someone else wrote too.
-            others_wrote: after.version - before.version > succeeded,
+            // Each call bumps the version at most once; more means someone else wrote too (and
+            // a version that went back, a database reset meanwhile).
+            others_wrote: after
+                .version
+                .checked_sub(before.version)
+                .is_none_or(|bumps| bumps > succeeded + unknown),
             graph: after,
         })
     }
