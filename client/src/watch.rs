@@ -34,8 +34,9 @@ pub enum Change {
     },
     /// The graph's counts or version changed.
     Meta(GraphMeta),
-    /// An edge was added. (Edges are never changed in place: a new label or weight is a delete
-    /// and an insert.)
+    /// An edge was added. (The reducers never change an edge in place: a new label or weight
+    /// is a delete and an insert. An owner's SQL `UPDATE`, which goes around them, is reported
+    /// the same way: the old row deleted, the new one inserted.)
     EdgeInserted(WatchedEdge),
     EdgeDeleted(WatchedEdge),
     /// The connection closed (a host restart, say): [`watch`] again to carry on from the
@@ -148,6 +149,13 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
             conn.db.$table().on_delete(move |ctx, e| {
                 if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
                     let _ = sent.send(Change::EdgeDeleted(watched_edge!(&ctx.db, e)));
+                }
+            });
+            let sent = tx.clone();
+            conn.db.$table().on_update(move |ctx, old, new| {
+                if watched(old.src()) {
+                    let _ = sent.send(Change::EdgeDeleted(watched_edge!(&ctx.db, old)));
+                    let _ = sent.send(Change::EdgeInserted(watched_edge!(&ctx.db, new)));
                 }
             });
         };

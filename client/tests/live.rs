@@ -123,7 +123,7 @@ fn watch_names_labels_and_weights() {
         label: None,
         ..road(3, 7.0)
     };
-    assert_eq!(rows, [rail.clone(), unlabelled]);
+    assert_eq!(rows, [rail.clone(), unlabelled.clone()]);
 
     writer.remove_edges(&[5], &[2]).unwrap();
     loop {
@@ -133,6 +133,30 @@ fn watch_names_labels_and_weights() {
             other => panic!("unexpected {other:?}"),
         }
     }
+
+    // The owner's SQL may change a row in place (around the reducers, see the README): the
+    // watch reports the old row deleted and the new one inserted.
+    let fwd = 5u64 << 32 | 3;
+    writer
+        .server()
+        .sql(
+            "graph",
+            &format!("UPDATE edge SET weight = 9 WHERE fwd = {fwd}"),
+        )
+        .unwrap();
+    let after = WatchedEdge {
+        weight: 9.0,
+        ..unlabelled.clone()
+    };
+    // (The meta row of the removal above may come first: SQL changes no meta row.)
+    let edge_changes: Vec<Change> = std::iter::from_fn(|| changes.next(WAIT))
+        .filter(|c| !matches!(c, Change::Meta(_)))
+        .take(2)
+        .collect();
+    assert_eq!(
+        edge_changes,
+        [Change::EdgeDeleted(unlabelled), Change::EdgeInserted(after)]
+    );
 }
 
 #[test]
