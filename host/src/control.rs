@@ -357,26 +357,32 @@ impl Control {
 
     /// Hot-swaps the module of a running database, migrating its schema if compatible.
     async fn update(&self, db: &DbRecord, program_bytes: Box<[u8]>) -> Result<()> {
-        // In a throw-away instance first, so that a program that is not a module is told apart
-        // from a failure of the engine, and the running module stays in place.
-        let program = Program::from_bytes(HostType::Wasm.into(), program_bytes.clone());
-        self.hc
-            .check_module_validity(db.database(), program)
-            .await
-            .map_err(ControlError::InvalidModule)?;
         let result = self
             .hc
             .update_module_host(
                 db.database(),
                 HostType::Wasm,
                 db.replica_id,
-                program_bytes,
+                program_bytes.clone(),
                 // The official default when no `?policy=` is given.
                 MigrationPolicy::Compatible,
                 Default::default(),
             )
-            .await
-            .map_err(ControlError::engine)?;
+            .await;
+        let result = match result {
+            Ok(result) => result,
+            // The running module stays. Whether the program is to blame (a truncated wasm file,
+            // say) or the engine, a throw-away instance of it tells.
+            Err(e) => {
+                let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
+                return Err(
+                    match self.hc.check_module_validity(db.database(), program).await {
+                        Err(invalid) => ControlError::InvalidModule(invalid),
+                        Ok(_) => ControlError::Engine(e),
+                    },
+                );
+            }
+        };
         match result {
             UpdateDatabaseResult::AutoMigrateError(errs) => {
                 Err(ControlError::MigrationRejected(errs.to_string()))
