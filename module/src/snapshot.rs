@@ -385,7 +385,7 @@ fn compact(runner: &mut TxRunner, graph: &mut AdjacencyGraph) {
 }
 
 /// Reads every edge of the graph in index order, in transactions of about `tx_budget` rows
-/// (0: paced), starting at version `meta.version`; the windows may commit at later versions,
+/// (0: paced), starting at version `meta.version`; the windows may read later versions,
 /// so the result must be brought up to date by [`start`] before it is used. `None` if as many
 /// other instances hold one as the owner's policy allows, or if the scan was refused (both
 /// logged).
@@ -459,7 +459,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
 /// Gives `graph` the labels of the labelled vertices, if any vertex label was ever given (a
 /// graph without vertex labels pays nothing). Reads windows of ids by primary key, in
 /// transactions of about `tx_budget` lookups, when ids are dense; otherwise scans the vertex
-/// table in one transaction. The windows may commit at later versions, as the edge scan's do.
+/// table in one transaction. The windows may read later versions, as the edge scan's do.
 fn read_vertex_labels(
     runner: &mut TxRunner,
     meta: &GraphMeta,
