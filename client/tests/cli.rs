@@ -766,3 +766,49 @@ fn watch_carries_on_after_a_host_restart() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("connecting again"), "{stderr}");
 }
+
+/// Ctrl-C during a load says how far the server got, and resuming from there loads exactly the
+/// file's graph.
+#[test]
+fn an_interrupted_load_says_where_to_resume() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let dir = tempfile::tempdir().unwrap();
+    // 100,000 distinct edges in calls of 10: 10,000 calls, seconds of loading.
+    let edges: String = (0..100_000u64)
+        .map(|i| format!("{} {}\n", i % 5_000, (i * 7_919 + 1) % 100_003))
+        .collect();
+    let snap = file(&dir, "big.txt", edges.as_bytes());
+    let child = cli
+        .command(&["load", &snap, "--batch", "10", "--transport", "http"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let at: u64 = stderr
+        .split("--resume-from ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no resume point in: {stderr}"));
+    // What was acknowledged is stored (a call still out may have stored more).
+    let stored = cli.json(&["stats"])["edges"].as_u64().unwrap();
+    assert!(
+        at > 0 && at < 100_000 && stored >= at,
+        "{at} {stored}: {stderr}"
+    );
+
+    let resumed = cli.json(&["load", &snap, "--resume-from", &at.to_string()]);
+    assert_eq!(resumed["sent"], 100_000 - at);
+    assert_eq!(cli.json(&["stats"])["edges"], 100_000);
+    let check = cli.json(&["check"]);
+    assert_eq!(check["problems"], 0, "{check}");
+}

@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// `println!`, except that a closed stdout (`graph bfs 1 | head`) ends the command quietly,
@@ -563,7 +565,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 batch: batch as usize,
                 in_flight: in_flight as usize,
             };
-            let result = db.load_with(&rest, plan, |acked| bar.set_position((skip + acked) as u64));
+            // Edges the server acknowledged so far, for the hint a Ctrl-C prints.
+            let acknowledged = Arc::new(AtomicUsize::new(skip));
+            let on_interrupt = acknowledged.clone();
+            ctrlc::set_handler(move || {
+                let at = on_interrupt.load(Ordering::SeqCst);
+                eprintln!(
+                    "\ninterrupted: the server acknowledged the first {at} of the {total} edges, in \
+                     the order `graph load` sends them; re-run the same command (loading is \
+                     idempotent), or add --resume-from {at} to skip those"
+                );
+                std::process::exit(130);
+            })?;
+            let result = db.load_with(&rest, plan, |acked| {
+                acknowledged.store(skip + acked, Ordering::SeqCst);
+                bar.set_position((skip + acked) as u64)
+            });
             bar.finish_and_clear();
             let outcome = match result {
                 Ok(outcome) => outcome,
