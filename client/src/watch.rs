@@ -58,7 +58,8 @@ pub fn queries(vertex: Option<u64>) -> Vec<String> {
     queries
 }
 
-/// The label name of edge label id `label` in `ctx`'s cache (`None` for no label).
+/// The name of edge label `label` in the client cache `db` (`None`: no label; `#id` for an id
+/// the cache does not hold, which the reducers never leave behind).
 fn label_name(db: &crate::module_bindings::RemoteTables, label: u32) -> Option<String> {
     match label {
         0 => None,
