@@ -61,7 +61,8 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Arcs::One)]
     arcs: Arcs,
     /// `global`: all arcs sorted by (src, dst), then cut into 200,000-arc batches (the project's
-    /// order); `batch`: generator order cut into batches, each batch sorted.
+    /// order); `batch`: generator order cut into batches, each batch sorted; `global-rev`: as
+    /// `global`, then each batch inserted in (dst, src) order.
     #[arg(long, value_enum, default_value_t = Order::Global)]
     order: Order,
     /// Runs per layout; timings and bytes are medians.
@@ -91,6 +92,7 @@ enum Arcs {
 enum Order {
     Global,
     Batch,
+    GlobalRev,
 }
 
 /// One candidate table: its columns, its btree indexes (in the order they are added) and how a
@@ -282,6 +284,12 @@ fn input(args: &Args) -> (Vec<Pair>, Vec<Vertex>) {
     match args.order {
         Order::Global => pairs.sort_unstable(),
         Order::Batch => pairs.chunks_mut(BATCH).for_each(|b| b.sort_unstable()),
+        Order::GlobalRev => {
+            pairs.sort_unstable();
+            pairs
+                .chunks_mut(BATCH)
+                .for_each(|b| b.sort_unstable_by_key(|&(s, d)| (d, s)));
+        }
     }
     let mut at = std::collections::HashMap::new();
     let mut vertices: Vec<Vertex> = Vec::new();

@@ -216,6 +216,7 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     // Whether wide edges exist: read once, by the first range scan (a lookup needs no answer).
     let mut wide = None;
     let mut stored = Vec::new();
+    let mut fresh = Vec::new();
     for group in arcs.chunk_by(|a, b| a.src == b.src) {
         let (src, targets) = (group[0].src, group[0].dst..=group[group.len() - 1].dst);
         stored.clear();
@@ -258,7 +259,7 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
                     labels::describe(ctx, &e)
                 ));
             }
-            edges::insert(&ctx.db, e);
+            fresh.push(e);
             deltas.shift(e.dst, (0, 1));
             changes.insert_arc(e.src, e.dst, e.attrs());
             inserted += 1;
@@ -267,6 +268,14 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
             deltas.shift(src, (inserted, 0));
             m.edges += inserted as u64;
         }
+    }
+    // In (dst, src) order: the `rev` index's inserts and unique checks then walk its B-tree
+    // once instead of at random, and the `fwd` index's land in the few leaves this batch's
+    // sources span, which they fill better than ascending inserts do (`results/engine-costs/`:
+    // 0.50 against 0.73 µs and 81.5 against 87.9 bytes per arc at 10M arcs).
+    fresh.sort_unstable_by_key(|e: &Arc| (e.dst, e.src));
+    for e in fresh {
+        edges::insert(&ctx.db, e);
     }
     if !deltas.0.is_empty() {
         deltas.apply(ctx, &mut m, &mut changes);
