@@ -17,12 +17,13 @@ use graph_bench::systems::kuzu::Kuzu;
 use graph_bench::systems::native::{self, Native};
 use graph_bench::systems::neo4j::Neo4j;
 use graph_bench::systems::postgres::Postgres;
+use graph_bench::systems::raw_ws::{self, RawWs};
 use graph_bench::systems::stdb::{self, SpacetimeDb};
 use graph_bench::verify::Answers;
 use graph_bench::workloads::Workload;
 use graph_bench::{contention, mixed, under_writes};
 use graph_client::edgelist::Summary as DatasetSummary;
-use graph_client::graph::{Direction, GraphDb, LoadPlan, Mode, TxOptions};
+use graph_client::graph::{Direction, GraphDb, LoadPlan, Mode, TransportKind, TxOptions};
 use graph_client::server::Server;
 use graph_reference::{LabelledGraph, ReferenceGraph};
 use rand::{Rng, SeedableRng};
@@ -216,6 +217,19 @@ struct Args {
     out: PathBuf,
 }
 
+/// The summary of one round-trip floor's `calls`, printed as it is measured.
+fn floor_summary(workload: &str, system: &str, calls: &[Sample]) -> Summary {
+    let mode = model::mode_of(system).unwrap_or(system);
+    let s = Summary::of(workload, system, mode, calls);
+    println!(
+        "{workload} ({system}): {} calls, p50 {}, p99 {}",
+        s.e2e.count,
+        fmt_us(s.e2e.p50),
+        fmt_us(s.e2e.p99)
+    );
+    s
+}
+
 fn parse_system(s: &str) -> Result<String, String> {
     model::mode_of(s).map(|_| s.to_string()).ok_or_else(|| {
         let names: Vec<&str> = model::SYSTEMS.iter().map(|(s, _)| *s).collect();
@@ -343,27 +357,36 @@ fn main() -> anyhow::Result<()> {
         {
             let over_http = args.systems.iter().any(|s| s == "stdb-http");
             let transports = std::iter::once(db.clone()).chain(over_http.then(|| db.over_http()));
+            let mut raw = None;
             for db in transports {
                 for (workload, procedure) in stdb::FLOOR {
+                    let system = stdb::floor_system(&db);
                     let calls = stdb::round_trip(
-                        &db,
+                        system,
                         workload,
-                        procedure,
                         args.roundtrip_calls,
                         idle(&args),
+                        || Ok(db.noop(procedure)?),
                     )?;
-                    let system = stdb::floor_system(&db);
-                    let mode = model::mode_of(system).unwrap_or(system);
-                    let s = Summary::of(workload, system, mode, &calls);
-                    println!(
-                        "{workload} ({}): {} calls, p50 {}, p99 {}",
-                        db.transport(),
-                        s.e2e.count,
-                        fmt_us(s.e2e.p50),
-                        fmt_us(s.e2e.p99)
-                    );
-                    results.push(s);
+                    results.push(floor_summary(workload, system, &calls));
                     samples.extend(calls);
+                    // The same calls through the protocol's frames on one socket, without
+                    // the SDK's threads, right after the SDK's.
+                    if db.transport() == TransportKind::Ws {
+                        let raw = match &mut raw {
+                            Some(raw) => raw,
+                            None => raw.insert(RawWs::connect(&db)?),
+                        };
+                        let calls = stdb::round_trip(
+                            raw_ws::SYSTEM,
+                            workload,
+                            args.roundtrip_calls,
+                            idle(&args),
+                            || raw.noop(procedure).map(|()| None),
+                        )?;
+                        results.push(floor_summary(workload, raw_ws::SYSTEM, &calls));
+                        samples.extend(calls);
+                    }
                 }
             }
         }

@@ -138,9 +138,9 @@ fn small_benchmark_runs_verified_and_reports() {
 
     let report = report(out.path(), "fb.json");
     let results = report["results"].as_array().unwrap();
-    // 2 round-trip rows per transport + 4 workloads × 4 systems, minus neighbor count in the
-    // reducer mode.
-    assert_eq!(results.len(), 2 * 2 + 4 * 4 - 1, "{report}");
+    // 2 round-trip rows per transport and without the SDK + 4 workloads × 4 systems, minus
+    // neighbor count in the reducer mode.
+    assert_eq!(results.len(), 2 * 3 + 4 * 4 - 1, "{report}");
     for r in results {
         assert!(r["e2e"]["count"].as_u64().unwrap() > 0, "{r}");
         let floor = r["workload"].as_str().unwrap().starts_with("empty");
@@ -241,9 +241,19 @@ fn small_benchmark_runs_verified_and_reports() {
     assert!(loads[0]["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
     assert_eq!(report["environment"]["edges"], 88234);
     let samples = check_samples(out.path(), &report);
-    // 20 calls each of the empty procedure and the empty reducer, over each transport.
+    // 20 calls each of the empty procedure and the empty reducer, over each transport, and
+    // over the WebSocket without the SDK.
+    for system in ["stdb", "stdb-http", "stdb-ws-raw"] {
+        for workload in ["empty procedure", "empty reducer"] {
+            let calls = samples
+                .iter()
+                .filter(|s| s["a"].is_null() && s["system"] == system && s["workload"] == workload)
+                .count();
+            assert_eq!(calls, 20, "{workload} calls by {system}");
+        }
+    }
     let floor = samples.iter().filter(|s| s["a"].is_null()).count();
-    assert_eq!(floor, 80);
+    assert_eq!(floor, 120);
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| path | stage2 |") && md.contains("graph-bench"),

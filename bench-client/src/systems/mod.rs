@@ -9,4 +9,5 @@ pub mod kuzu;
 pub mod native;
 pub mod neo4j;
 pub mod postgres;
+pub mod raw_ws;
 pub mod stdb;

@@ -341,20 +341,20 @@ pub fn floor_system(db: &GraphDb) -> &'static str {
     }
 }
 
-/// `calls` calls of the module's empty procedure (or reducer), after 20 unmeasured ones, each
-/// after `idle`, through the loop every benchmark runs: the round-trip floor. The samples are
-/// under `workload`, system [`floor_system`].
+/// `calls` calls of the module's empty procedure (or reducer) by `call`, after 20 unmeasured
+/// ones, each after `idle`, through the loop every benchmark runs: the round-trip floor. The
+/// samples are under `workload`, system `system` ([`floor_system`] for a [`GraphDb`]).
 pub fn round_trip(
-    db: &GraphDb,
+    system: &str,
     workload: &str,
-    procedure: bool,
     calls: usize,
     idle: Duration,
+    mut call: impl FnMut() -> anyhow::Result<Option<u64>>,
 ) -> anyhow::Result<Vec<Sample>> {
     let timed = measure(
         &vec![(); calls],
         Pace { warmup: 20, idle },
-        |_| Ok(db.noop(procedure)?),
+        |_| call(),
         // Nothing to verify: the call returns nothing.
         |_, _| Ok(()),
     )?;
@@ -362,7 +362,7 @@ pub fn round_trip(
         .into_iter()
         .enumerate()
         .map(|(index, t)| Sample {
-            system: floor_system(db).to_string(),
+            system: system.to_string(),
             workload: workload.to_string(),
             index,
             a: None,
