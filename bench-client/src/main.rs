@@ -201,7 +201,8 @@ struct Args {
     #[arg(long, default_value_t = 0)]
     yield_every_us: u32,
     /// Calls of the empty procedure and the empty reducer, to measure the round-trip floor
-    /// (0: skip).
+    /// over each SpacetimeDB transport measured and, as `stdb-ws-raw`, over the WebSocket
+    /// without the SDK (0: skip).
     #[arg(long, default_value_t = 1000)]
     roundtrip_calls: usize,
     /// The graph is already loaded: skip loading (counts are still verified).
