@@ -271,8 +271,9 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     }
     // In (dst, src) order: the `rev` index's inserts and unique checks then walk its B-tree
     // once instead of at random, and the `fwd` index's land in the few leaves this batch's
-    // sources span, which they fill better than ascending inserts do (`results/engine-costs/`:
-    // 0.50 against 0.73 µs and 81.5 against 87.9 bytes per arc at 10M arcs).
+    // sources span, which they fill better than ascending inserts do (0.50 against 0.73 µs
+    // and 81.5 against 87.9 bytes per arc at 10M arcs, `results/engine-costs/rev-order/`;
+    // the traversals that read the rows are no slower, `results/load-order/`).
     fresh.sort_unstable_by_key(|e: &Arc| (e.dst, e.src));
     for e in fresh {
         edges::insert(&ctx.db, e);
