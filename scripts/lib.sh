@@ -73,6 +73,24 @@ cleanup() {
   fi
 }
 
+# build_at REV DIR [PACKAGE...]: builds commit REV's module (wasm), and its PACKAGEs (native
+# binaries), into the target dir DIR from a temporary worktree: the "before" side of an A/B.
+build_at() {
+  local rev="$1" dir="$2" worktree="$2-src"
+  shift 2
+  git -C "$ROOT" worktree remove --force "$worktree" 2>/dev/null || rm -rf "$worktree"
+  git -C "$ROOT" worktree add --detach "$worktree" "$rev" >/dev/null
+  (cd "$worktree" &&
+    cargo build --release --locked -p graph-module --target wasm32-unknown-unknown --target-dir "$dir" &&
+    for package in "$@"; do cargo build --release --locked -p "$package" --target-dir "$dir"; done)
+  git -C "$ROOT" worktree remove --force "$worktree"
+}
+
+# graph-bench arguments that load the graph into SpacetimeDB and measure nothing else (one
+# verified neighbor count): what the load, memory and restart scripts run.
+LOAD_ONLY=(--systems stdb --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0
+           --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0)
+
 # Starts the embedded host in the background on $1 (host:port) with extra args; sets HOST_PID.
 start_host() {
   local listen="$1"; shift

@@ -21,12 +21,7 @@ build_all
 base="$(git rev-parse --short "${1:-ba6c735}")"
 rounds="${2:-1}"
 base_dir="$CARGO_TARGET_DIR/order-base"
-worktree="$CARGO_TARGET_DIR/order-tree"
-git worktree remove --force "$worktree" 2>/dev/null || rm -rf "$worktree"
-git worktree add --detach "$worktree" "$base" >/dev/null
-(cd "$worktree" && cargo build --release --locked -p graph-module --target wasm32-unknown-unknown \
-  --target-dir "$base_dir")
-git worktree remove --force "$worktree"
+build_at "$base" "$base_dir"
 base_wasm="$base_dir/wasm32-unknown-unknown/release/graph_module.wasm"
 listen="${GRAPH_LISTEN:-127.0.0.1:3317}"
 
@@ -37,9 +32,7 @@ run() {
   start_host "$listen" --in-memory
   token="$(curl -fsS -X POST "http://$listen/v1/identity" | sed -n 's/.*"token": *"\([^"]*\)".*/\1/p')"
   "$BENCH_BIN" --server "http://$listen" --token "$token" --publish "$wasm" --dataset lj \
-    --systems stdb --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0 \
-    --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0 \
-    --out "$dir-load" >"$dir-load.log" 2>&1 || { cat "$dir-load.log" >&2; die "graph-bench failed"; }
+    "${LOAD_ONLY[@]}" --out "$dir-load" >"$dir-load.log" 2>&1 || { cat "$dir-load.log" >&2; die "graph-bench failed"; }
   "$CARGO_TARGET_DIR/release/graph" --server "http://$listen" --token "$token" --database graph \
     snapshot-policy --max 0 --small-traversals false
   "$BENCH_BIN" --server "http://$listen" --token "$token" --dataset lj --skip-load \

@@ -24,13 +24,7 @@ profile="${PROFILE:-1}"
 if [ "$profile" != 0 ]; then
   cargo build --release --locked -p graph-host --features perfmap --target-dir "$CARGO_TARGET_DIR/perfmap"
 fi
-worktree="$CARGO_TARGET_DIR/ab-tree"
-git worktree remove --force "$worktree" 2>/dev/null || rm -rf "$worktree"
-git worktree add --detach "$worktree" "$base" >/dev/null
-(cd "$worktree" && cargo build --release --locked -p graph-module --target wasm32-unknown-unknown \
-  --target-dir "$CARGO_TARGET_DIR/ab-base" &&
-  cargo build --release --locked -p graph-bench --bin graph-bench --target-dir "$CARGO_TARGET_DIR/ab-base")
-git worktree remove --force "$worktree"
+build_at "$base" "$CARGO_TARGET_DIR/ab-base" graph-bench
 base_wasm="$CARGO_TARGET_DIR/ab-base/wasm32-unknown-unknown/release/graph_module.wasm"
 base_bench="$CARGO_TARGET_DIR/ab-base/release/graph-bench"
 listen="${GRAPH_LISTEN:-127.0.0.1:3314}"
@@ -45,9 +39,7 @@ load() {
   local name="$1" wasm="$2" bench="$3" log="$data/bench.log"
   rm -rf "$data/db"
   start_host "$listen" --data-dir "$data/db"
-  "$bench" --server "http://$listen" --publish "$wasm" --dataset dblp --systems stdb \
-    --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0 \
-    --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0 \
+  "$bench" --server "http://$listen" --publish "$wasm" --dataset dblp "${LOAD_ONLY[@]}" \
     --out "$data/report" >"$log" 2>&1 || { cat "$log" >&2; die "graph-bench failed"; }
   local secs rss
   secs="$(sed -n 's/^stdb: loaded [0-9]* edges in \([0-9.]*\) s.*/\1/p' "$log")"
@@ -78,9 +70,7 @@ for side in base tree; do
   HOST_BIN="$CARGO_TARGET_DIR/perfmap/release/graph-host" start_host "$listen" --data-dir "$data/db-$side"
   perf record -F 999 -g -p "$HOST_PID" -o "$data/perf.data" 2>/dev/null &
   perf_pid=$!
-  "$bench" --server "http://$listen" --publish "$wasm" --dataset dblp --systems stdb \
-    --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0 \
-    --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0 \
+  "$bench" --server "http://$listen" --publish "$wasm" --dataset dblp "${LOAD_ONLY[@]}" \
     --out "$data/report" >"$data/bench.log" 2>&1 || { cat "$data/bench.log" >&2; die "graph-bench failed"; }
   kill -INT "$perf_pid"; wait "$perf_pid" || true
   stop_host

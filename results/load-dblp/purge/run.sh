@@ -29,9 +29,7 @@ load() {
   else
     start_host "$listen" --data-dir "$data/db"
   fi
-  "$BENCH_BIN" --server "http://$listen" --publish "$MODULE_WASM" --dataset dblp --systems stdb \
-    --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0 \
-    --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0 \
+  "$BENCH_BIN" --server "http://$listen" --publish "$MODULE_WASM" --dataset dblp "${LOAD_ONLY[@]}" \
     --out "$data/report" >"$log" 2>&1 || { cat "$log" >&2; die "graph-bench failed"; }
   local secs rss
   secs="$(sed -n 's/^stdb: loaded [0-9]* edges in \([0-9.]*\) s.*/\1/p' "$log")"

@@ -23,9 +23,7 @@ on_exit() { rm -rf "$data"; }
 start_host "$listen" --data-dir "$data/db"
 perf record -F 499 -p "$HOST_PID" -o "$data/perf.data" 2>"$data/perf.log" &
 perf_pid=$!
-"$BENCH_BIN" --server "http://$listen" --publish "$MODULE_WASM" --dataset lj --systems stdb \
-  --workloads neighbors --runs 1 --warmup 0 --writes 0 --roundtrip-calls 0 \
-  --propagation-writes 0 --under-writes-secs 0 --mixed-secs 0 --throughput-inserts 0 \
+"$BENCH_BIN" --server "http://$listen" --publish "$MODULE_WASM" --dataset lj "${LOAD_ONLY[@]}" \
   --out "$data/report" >"$data/bench.log" 2>&1 || { cat "$data/bench.log" >&2; die "graph-bench failed"; }
 kill -INT "$perf_pid"; wait "$perf_pid" || true
 kill "$HOST_PID"; wait "$HOST_PID" 2>/dev/null || true; HOST_PID=
