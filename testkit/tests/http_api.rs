@@ -74,6 +74,10 @@ fn calls_transactions_errors_and_restart() {
         500
     );
     assert_eq!(notes(&owner), vec![json!("first"), json!("second")]);
+    // A procedure called over HTTP is not first tried as a reducer (which the engine logs as
+    // an error).
+    let logs = owner.logs("conf", 10_000).unwrap();
+    assert!(!logs.contains("nonexistent reducer"), "{logs}");
 
     // Errors: unknown function and database 404, bad arguments 400, oversize body 413.
     assert_eq!(

@@ -153,17 +153,29 @@ async fn call_as_new_connection(
         .call_identity_connected(connection_auth, connection_id)
         .await?;
 
-    let reducer = module
-        .call_reducer_with_offset(
-            identity,
-            Some(connection_id),
-            None,
-            None,
-            None,
-            &function,
-            args.clone(),
-        )
-        .await;
+    // The official route tries a reducer first and falls back to a procedure, so the engine
+    // logs every procedure call as an "attempt to call nonexistent reducer" error; a name the
+    // module defines as a procedure goes straight to the fallback instead.
+    let reducer = if module
+        .info
+        .module_def
+        .procedure(function.as_str())
+        .is_some()
+    {
+        Err(ReducerCallError::NoSuchReducer)
+    } else {
+        module
+            .call_reducer_with_offset(
+                identity,
+                Some(connection_id),
+                None,
+                None,
+                None,
+                &function,
+                args.clone(),
+            )
+            .await
+    };
     let result = match reducer {
         Ok(call) => {
             // Answer a committed write only once it is durable, so that an acknowledged write
