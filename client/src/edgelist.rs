@@ -355,6 +355,11 @@ pub enum LineError {
     #[error("expected two vertex ids, found {0}")]
     TooFewFields(usize),
     #[error(
+        "expected two vertex ids separated by a comma, found a tab: a .csv file's fields are \
+         separated by commas (a file named otherwise is read as SNAP text, which takes tabs)"
+    )]
+    TabSeparated,
+    #[error(
         "too many fields: expected two vertex ids (and, in CSV, a label and a weight), found {0}"
     )]
     TooManyFields(usize),
@@ -441,7 +446,7 @@ fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
     let starts_gzip = reader
         .fill_buf()
         .map_err(|error| EdgeListError::Read {
-            file: name,
+            file: name.clone(),
             line: 1,
             error,
         })?
@@ -449,6 +454,17 @@ fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
     let gz_name = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    if gz_name && !starts_gzip {
+        return Err(EdgeListError::Read {
+            file: name,
+            line: 1,
+            error: io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the name ends in .gz, but the file is not gzip-compressed (rename it, or \
+                 compress it)",
+            ),
+        });
+    }
     Ok(match starts_gzip || gz_name {
         true => Box::new(BufReader::with_capacity(
             READ_BUFFER,
@@ -575,7 +591,10 @@ fn for_each_edge<R: BufRead>(
                 false,
             )?,
             Format::Csv => match csv.fields(line, first)? {
-                Some(fields) => parse_fields(fields, true)?,
+                Some(fields) => parse_fields(fields, true).map_err(|e| match e {
+                    LineError::TooFewFields(1) if line.contains(&b'\t') => LineError::TabSeparated,
+                    e => e,
+                })?,
                 None => return Ok(()), // The header.
             },
         };
@@ -1154,7 +1173,7 @@ mod tests {
         assert_eq!((line, problem), (2, LineError::EmptyField));
 
         let (line, problem, _) = line_error("1,2\n3\t4\n", Format::Csv);
-        assert_eq!((line, problem), (2, LineError::TooFewFields(1)));
+        assert_eq!((line, problem), (2, LineError::TabSeparated));
 
         let (line, problem, _) = line_error("1,2,road,1,x\n", Format::Csv);
         assert_eq!((line, problem), (1, LineError::TooManyFields(5)));
@@ -1467,6 +1486,14 @@ mod tests {
         let err = read_edge_list(&corrupt).unwrap_err();
         assert!(matches!(err, EdgeListError::Read { .. }), "{err:?}");
         assert!(err.to_string().contains("corrupt.txt.gz"), "{err}");
+
+        let plain = dir.path().join("plain.txt.gz");
+        std::fs::write(&plain, b"1 2\n").unwrap();
+        let err = read_edge_list(&plain).unwrap_err().to_string();
+        assert!(
+            err.contains("line 1") && err.contains("not gzip-compressed"),
+            "{err}"
+        );
     }
 
     #[test]

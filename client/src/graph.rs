@@ -76,6 +76,9 @@ pub struct LoadError {
     /// Edges, from the start of the list given to [`GraphDb::load`], whose calls the server
     /// acknowledged: they are stored (a call that failed may or may not have been).
     pub acknowledged: usize,
+    /// Times the failed batch was sent again after a transient failure (a dropped connection)
+    /// before the load gave up; 0 when it failed for good at once.
+    pub retries: u32,
     #[source]
     pub source: ClientError,
 }
@@ -792,11 +795,13 @@ impl GraphDb {
         plan: LoadPlan,
         mut progress: impl FnMut(usize),
     ) -> Result<LoadOutcome, LoadError> {
-        let failed = |acknowledged, source| LoadError {
+        let mut attempt = 0;
+        let failed = |acknowledged, retries, source| LoadError {
             acknowledged,
+            retries,
             source,
         };
-        let before = self.info().map_err(|e| failed(0, e))?;
+        let before = self.info().map_err(|e| failed(0, 0, e))?;
         let http = self.transport() == TransportKind::Http;
         let window = plan.calls_out(self.transport());
         // Calls out, oldest first, with the end of their batch.
@@ -806,7 +811,6 @@ impl GraphDb {
         let mut succeeded = 0u64;
         // Calls whose answer was lost: each may have committed, and bumped the version.
         let mut unknown = 0u64;
-        let mut attempt = 0;
         while acknowledged < edges.len() {
             while in_flight.len() < window && sent < edges.len() {
                 let end = batch_end(edges, sent, plan.batch, http);
@@ -832,7 +836,7 @@ impl GraphDb {
                         }
                     }
                     if attempt == 3 || !is_transient(&e) {
-                        return Err(failed(acknowledged, e));
+                        return Err(failed(acknowledged, attempt, e));
                     }
                     unknown += 1;
                     attempt += 1;
@@ -841,7 +845,7 @@ impl GraphDb {
                 }
             }
         }
-        let after = self.info().map_err(|e| failed(acknowledged, e))?;
+        let after = self.info().map_err(|e| failed(acknowledged, attempt, e))?;
         Ok(LoadOutcome {
             sent: edges.len() as u64,
             new_edges: after.edges.saturating_sub(before.edges),

@@ -158,7 +158,11 @@ impl WsLink {
         let io = tokio::runtime::Handle::try_current()
             .is_err()
             .then(|| io_runtime().enter());
-        let conn = Arc::new(builder.build().map_err(|e| self.error(connect_error(&e)))?);
+        let conn = Arc::new(
+            builder
+                .build()
+                .map_err(|e| self.error(connect_error(&e, &self.database)))?,
+        );
         match io {
             Some(_entered) => {
                 let (conn, down) = (conn.clone(), up.clone());
@@ -336,7 +340,7 @@ fn internal(what: &str, message: String) -> ClientError {
 
 /// The SDK's connection errors name only their outermost layer; the cause (a refused TCP
 /// connection, an HTTP 404 for an unknown database, a 401 for a bad token) is what a user needs.
-fn connect_error(e: &spacetimedb_sdk::Error) -> String {
+fn connect_error(e: &spacetimedb_sdk::Error, database: &str) -> String {
     let mut text = format!("cannot connect: {e}");
     let mut source = std::error::Error::source(e);
     while let Some(cause) = source {
@@ -346,6 +350,15 @@ fn connect_error(e: &spacetimedb_sdk::Error) -> String {
             text.push_str(&format!(": {cause_text}"));
         }
         source = cause.source();
+    }
+    // The upgrade's status is all the SDK reports of a refusal; say what it means here.
+    if text.contains("404 Not Found") {
+        text.push_str(&format!(
+            " (the server has no database `{database}`, or no WebSocket route: publish the \
+             module first, or check the name)"
+        ));
+    } else if text.contains("401 Unauthorized") {
+        text.push_str(" (the server refused the token)");
     }
     text
 }

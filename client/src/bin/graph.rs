@@ -220,15 +220,22 @@ struct Labels {
     /// unlabelled vertices; the start always passes). By default every vertex.
     #[arg(long = "vertex-labels", value_delimiter = ',')]
     vertex_names: Vec<String>,
+    /// One more edge label to follow, taken whole: for a name with a comma (repeatable).
+    #[arg(long = "edge-label", value_name = "NAME")]
+    whole_names: Vec<String>,
+    /// One more vertex label to enter, taken whole: for a name with a comma (repeatable).
+    #[arg(long = "vertex-label", value_name = "NAME")]
+    whole_vertex_names: Vec<String>,
 }
 
 impl Labels {
     /// Calls `query` with the [`Follow`] these names make.
     fn with<T>(&self, query: impl FnOnce(Follow) -> T) -> T {
-        fn strs(names: &[String]) -> Vec<&str> {
-            names.iter().map(String::as_str).collect()
+        fn strs<'a>(split: &'a [String], whole: &'a [String]) -> Vec<&'a str> {
+            split.iter().chain(whole).map(String::as_str).collect()
         }
-        let (edges, vertices) = (strs(&self.names), strs(&self.vertex_names));
+        let edges = strs(&self.names, &self.whole_names);
+        let vertices = strs(&self.vertex_names, &self.whole_vertex_names);
         query(Follow {
             edges: &edges,
             vertices: &vertices,
@@ -258,7 +265,18 @@ fn connect(server: Server, database: &str, transport: TransportArg) -> anyhow::R
             let db = GraphDb::websocket(server.clone(), database, None);
             match db.ws_connection() {
                 Some(Err(e)) => {
-                    log_fallback(&e);
+                    // A refusal (unknown database, bad token) or an unreachable server is no
+                    // news about the WebSocket: HTTP meets it too and says it more plainly.
+                    let text = e.to_string();
+                    let refused = [
+                        "401 Unauthorized",
+                        "403 Forbidden",
+                        "404 Not Found",
+                        "Connection refused",
+                    ];
+                    if !refused.iter().any(|r| text.contains(r)) {
+                        log_fallback(&e);
+                    }
                     GraphDb::new(server, database)
                 }
                 _ => db,
@@ -315,7 +333,14 @@ fn run_watch(
                         ))
                         .unwrap_or_else(|| "no graph_meta row yet".into()),
                         match vertex {
-                            Some(v) => format!("; {v} has {} out-edges", edges.len()),
+                            Some(v) => format!(
+                                "; {v} has {}{}",
+                                count_of(edges.len(), "out-edge", "out-edges"),
+                                edges
+                                    .iter()
+                                    .map(|e| format!("\n  {}", edge_text(e)))
+                                    .collect::<String>()
+                            ),
                             None => String::new(),
                         }
                     ),
@@ -355,6 +380,30 @@ fn run_watch(
         }
     }
     Ok(())
+}
+
+/// What the server acknowledged of a load, in the order `graph load` sends the edges.
+fn acknowledged_text(at: usize, total: usize) -> String {
+    match at {
+        0 => format!("the server acknowledged none of the {total} edges"),
+        _ => format!(
+            "the server acknowledged the first {at} of the {total} edges, in the order `graph \
+             load` sends them"
+        ),
+    }
+}
+
+/// How to skip the `at` acknowledged edges when loading again (nothing when there are none).
+fn resume_text(at: usize) -> String {
+    match at {
+        0 => String::new(),
+        _ => format!(", or add --resume-from {at} to skip those"),
+    }
+}
+
+/// `n` and the noun for that many: `1 out-edge`, `3 out-edges`.
+fn count_of(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn edge_json(e: &WatchedEdge) -> Value {
@@ -565,15 +614,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 batch: batch as usize,
                 in_flight: in_flight as usize,
             };
+            if plan.calls_out(db.transport()) < plan.in_flight {
+                eprintln!(
+                    "note: --in-flight {in_flight} applies to the WebSocket; over HTTP one call is out at a time"
+                );
+            }
             // Edges the server acknowledged so far, for the hint a Ctrl-C prints.
             let acknowledged = Arc::new(AtomicUsize::new(skip));
             let on_interrupt = acknowledged.clone();
             ctrlc::set_handler(move || {
                 let at = on_interrupt.load(Ordering::SeqCst);
                 eprintln!(
-                    "\ninterrupted: the server acknowledged the first {at} of the {total} edges, in \
-                     the order `graph load` sends them; re-run the same command (loading is \
-                     idempotent), or add --resume-from {at} to skip those"
+                    "\ninterrupted: {}; re-run the same command (loading is idempotent){}",
+                    acknowledged_text(at, total),
+                    resume_text(at)
                 );
                 std::process::exit(130);
             })?;
@@ -601,11 +655,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         }
                         _ => "re-run the same command (loading is idempotent)",
                     };
+                    let lost = match e.retries {
+                        0 => String::new(),
+                        n => format!(
+                            "the connection failed during the load, and {} to send the same \
+                             edges again failed too; the last: ",
+                            count_of(n as usize, "attempt", "attempts")
+                        ),
+                    };
                     anyhow::bail!(
-                        "{}\nthe server acknowledged the first {at} of the {total} edges, in the \
-                         order `graph load` sends them; {next}, or add --resume-from {at} to \
-                         skip those",
-                        e.source
+                        "{lost}{}\n{}; {next}{}",
+                        e.source,
+                        acknowledged_text(at, total),
+                        resume_text(at)
                     );
                 }
             };
