@@ -401,6 +401,11 @@ fn resume_text(at: usize) -> String {
     }
 }
 
+/// `list` with a space before each entry: nothing for an empty list.
+fn spaced(list: &[String]) -> String {
+    list.iter().map(|v| format!(" {v}")).collect()
+}
+
 /// `n` and the noun for that many: `1 out-edge`, `3 out-edges`.
 fn count_of(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
@@ -554,8 +559,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "labelled {} vertices in {calls} calls; the graph has {} vertices",
-                    list.len(),
+                    "labelled {} in {}; the graph has {} vertices",
+                    count_of(list.len(), "vertex", "vertices"),
+                    count_of(calls, "call", "calls"),
                     info.vertices
                 );
             }
@@ -688,11 +694,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "loaded {} rows from {}: sent {} distinct edges, {}; the graph now has {} \
-                     vertices and {} edges",
-                    summary.edges,
+                    "loaded {} from {}: sent {}, {}; the graph now has {} vertices and {} edges",
+                    count_of(summary.edges as usize, "row", "rows"),
                     file.display(),
-                    outcome.sent,
+                    count_of(outcome.sent as usize, "distinct edge", "distinct edges"),
                     // Counted by the graph's growth, in which other clients' writes count too
                     // (`others_wrote` is true only where that is certain).
                     if outcome.others_wrote {
@@ -763,7 +768,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 let list: Vec<String> = n.neighbors.iter().map(u64::to_string).collect();
-                let more = if n.truncated { " …" } else { "" };
+                let more = match n.truncated {
+                    true => format!(" … (the first {}; --limit for more)", n.neighbors.len()),
+                    false => String::new(),
+                };
                 out!("{v} ({dir}): {}{more}", list.join(" "));
                 stats(&n.stats);
             }
@@ -789,7 +797,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     out!("  depth {d}: {n}");
                 }
                 let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
-                out!("first {}: {}", r.vertices.len(), list.join(" "));
+                out!("first {}:{}", r.vertices.len(), spaced(&list));
                 stats(&r.stats);
             }
         }
@@ -815,7 +823,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     r.deepest
                 );
                 let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
-                out!("first {} in preorder: {}", r.vertices.len(), list.join(" "));
+                out!("first {} in preorder:{}", r.vertices.len(), spaced(&list));
                 stats(&r.stats);
             }
         }
@@ -841,7 +849,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 stats(&p.stats);
             } else {
                 let list: Vec<String> = p.path.iter().map(u64::to_string).collect();
-                out!("{} hops: {}", p.path.len() - 1, list.join(" → "));
+                out!(
+                    "{}: {}",
+                    count_of(p.path.len() - 1, "hop", "hops"),
+                    list.join(" → ")
+                );
                 stats(&p.stats);
             }
         }
@@ -865,9 +877,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 let list: Vec<String> = p.path.iter().map(u64::to_string).collect();
                 out!(
-                    "weight {} over {} hops: {}",
+                    "weight {} over {}: {}",
                     p.weight,
-                    p.hops,
+                    count_of(p.hops as usize, "hop", "hops"),
                     list.join(" → ")
                 );
                 stats(&p.stats);
@@ -902,7 +914,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "at most {max} instances may hold a snapshot; small traversals {} build one",
+                    "at most {} may hold a snapshot; small traversals {} build one",
+                    count_of(max as usize, "instance", "instances"),
                     if small_traversals { "may" } else { "do not" }
                 );
             }
@@ -963,11 +976,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "{} vertices, {} edges, version {}; at most {} instances may hold a snapshot{}",
+                    "{} vertices, {} edges, version {}; at most {} may hold a snapshot{}",
                     info.vertices,
                     info.edges,
                     info.version,
-                    full.policy.max_snapshots,
+                    count_of(full.policy.max_snapshots as usize, "instance", "instances"),
                     if full.policy.build_for_small_traversals {
                         ", small traversals build one too"
                     } else {
