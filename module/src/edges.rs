@@ -143,7 +143,7 @@ pub fn remove(db: &Local, src: u64, dst: u64) -> Option<Arc> {
 /// Whether any edge has an end at or above 2^32 (then lists read `wide_edge` too). One row
 /// count, meant to be asked once per transaction.
 pub fn any_wide(db: &Local) -> bool {
-    db.wide_edge().count() > 0
+    rows::count(&db.wide_edge()) > 0
 }
 
 /// Calls `each` with `v`'s arcs in one direction (out-arcs, or with `incoming` in-arcs) to

@@ -170,5 +170,5 @@ pub fn vertex_label(db: &Local, v: u64) -> u32 {
 
 /// Whether any vertex label was ever given (so that a snapshot needs to read them).
 pub fn any_vertex_labels(db: &Local) -> bool {
-    db.vertex_label().count() > 0
+    crate::rows::count(&db.vertex_label()) > 0
 }

@@ -110,7 +110,12 @@ pub fn neighbor_count(
             Direction::Out if filter.is_all() => (row.out_degree as u64, 0),
             Direction::In if filter.is_all() => (row.in_degree as u64, 0),
             _ => {
-                let scanned = src.degree(vertex, dir);
+                // What the scan reads: the degrees in the row just read (no pin here).
+                let scanned = match dir {
+                    Direction::Out => row.out_degree as u64,
+                    Direction::In => row.in_degree as u64,
+                    Direction::Both => row.out_degree as u64 + row.in_degree as u64,
+                };
                 (distinct_neighbors(&src, vertex, dir).len() as u64, scanned)
             }
         })
