@@ -576,7 +576,18 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
     let err = cli.fails(&["load", &two]);
     assert!(
         err.contains("lines 2, 4, 5 give the edge 10 → 11 both label `road` and weight 1 and label `rail` and weight 1")
-            && err.contains("Nothing was sent"),
+            && err.contains("Nothing was sent")
+            && !err.contains("also given two ways"),
+        "{err}"
+    );
+    let three = file(
+        &dir,
+        "three.csv",
+        b"10,11,a\n10,11,b\n12,13,a\n12,13,a,2\n14,15,x\n14,15,y\n",
+    );
+    let err = cli.fails(&["load", &three]);
+    assert!(
+        err.contains("(2 other edges are also given two ways)"),
         "{err}"
     );
     assert_eq!(cli.json(&["stats"]), before);

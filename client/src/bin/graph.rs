@@ -595,9 +595,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         _ => format!("label `{label}` and weight {weight}"),
                     }
                 };
+                // Rows left with the same ends differ in label or weight (`sorted` keeps one of
+                // each identical row): one edge given two ways per run of them.
+                let ends = |i: usize| (rest.src[i], rest.dst[i]);
+                let others = (1..rest.len())
+                    .filter(|&i| ends(i) == ends(i - 1) && (i < 2 || ends(i - 1) != ends(i - 2)))
+                    .count()
+                    - 1;
+                let others = match others {
+                    0 => String::new(),
+                    n => format!(
+                        " ({} also given two ways)",
+                        count_of(n, "other edge is", "other edges are")
+                    ),
+                };
                 anyhow::bail!(
                     "{}: {lines} give the edge {s} → {d} both {} and {}; an edge has one label \
-                     and one weight. Nothing was sent",
+                     and one weight{others}. Nothing was sent",
                     file.display(),
                     attrs(a),
                     attrs(b),
