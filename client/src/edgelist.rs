@@ -230,6 +230,16 @@ impl EdgeList {
             .map(|i| (i - 1, i))
     }
 
+    /// In a [`sorted`](Self::sorted) list, how many edges are given different labels or
+    /// weights (each run of rows with the same ends, as [`first_conflict`](Self::first_conflict)
+    /// finds the first).
+    pub fn conflicts(&self) -> usize {
+        let ends = |i: usize| (self.src[i], self.dst[i]);
+        (1..self.len())
+            .filter(|&i| ends(i) == ends(i - 1) && (i < 2 || ends(i - 1) != ends(i - 2)))
+            .count()
+    }
+
     /// Size and degree statistics of the rows as written.
     ///
     /// Degree is the undirected row degree: rows with `src == v` plus rows with `dst == v`.

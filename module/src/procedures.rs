@@ -107,17 +107,12 @@ pub fn neighbor_count(
             .find(vertex)
             .ok_or(GraphError::UnknownVertex(vertex))?;
         Ok(match dir {
-            Direction::Out if filter.is_all() => (row.out_degree as u64, 0),
-            Direction::In if filter.is_all() => (row.in_degree as u64, 0),
-            _ => {
-                // What the scan reads: the degrees in the row just read (no pin here).
-                let scanned = match dir {
-                    Direction::Out => row.out_degree as u64,
-                    Direction::In => row.in_degree as u64,
-                    Direction::Both => row.out_degree as u64 + row.in_degree as u64,
-                };
-                (distinct_neighbors(&src, vertex, dir).len() as u64, scanned)
-            }
+            Direction::Out | Direction::In if filter.is_all() => (row.degree(dir), 0),
+            // The scan reads the arcs the row counts (no pin here).
+            _ => (
+                distinct_neighbors(&src, vertex, dir).len() as u64,
+                row.degree(dir),
+            ),
         })
     });
     let (count, scanned) = found?;

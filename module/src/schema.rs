@@ -33,6 +33,16 @@ impl Vertex {
             label: NO_LABEL,
         }
     }
+
+    /// Its arcs in direction `dir` (both: out- plus in-arcs, a self-loop counted twice).
+    pub fn degree(&self, dir: graph_traverse::Direction) -> u64 {
+        use graph_traverse::Direction;
+        match dir {
+            Direction::Out => self.out_degree as u64,
+            Direction::In => self.in_degree as u64,
+            Direction::Both => self.out_degree as u64 + self.in_degree as u64,
+        }
+    }
 }
 
 /// A directed edge `src → dst` whose ends are both below 2^32 (every edge of a graph whose ids

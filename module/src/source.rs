@@ -95,11 +95,12 @@ impl NeighborSource for IndexSource<'_> {
     }
 
     fn degree(&self, v: u64, dir: Direction) -> u64 {
-        let now = self.db.vertex().id().find(v).map_or(0, |row| match dir {
-            Direction::Out => row.out_degree as u64,
-            Direction::In => row.in_degree as u64,
-            Direction::Both => row.out_degree as u64 + row.in_degree as u64,
-        });
+        let now = self
+            .db
+            .vertex()
+            .id()
+            .find(v)
+            .map_or(0, |row| row.degree(dir));
         match self.pin {
             Some(pin) => pin.degree(v, dir, now),
             None => now,

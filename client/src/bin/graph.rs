@@ -595,14 +595,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         _ => format!("label `{label}` and weight {weight}"),
                     }
                 };
-                // Rows left with the same ends differ in label or weight (`sorted` keeps one of
-                // each identical row): one edge given two ways per run of them.
-                let ends = |i: usize| (rest.src[i], rest.dst[i]);
-                let others = (1..rest.len())
-                    .filter(|&i| ends(i) == ends(i - 1) && (i < 2 || ends(i - 1) != ends(i - 2)))
-                    .count()
-                    - 1;
-                let others = match others {
+                let others = match rest.conflicts() - 1 {
                     0 => String::new(),
                     n => format!(
                         " ({} also given two ways)",
