@@ -56,7 +56,9 @@ struct Args {
     #[arg(long)]
     random_labels: Option<u32>,
     /// Before measuring `stdb`, run one unmeasured full BFS, which builds the module's in-memory
-    /// snapshot, so that the queries measured after it run on the snapshot.
+    /// snapshot in the module instance that runs it, so that the queries measured after it run
+    /// on the snapshot (those of an instance the engine starts later build their own when they
+    /// have paid for one; the report counts the answers from a snapshot).
     #[arg(long)]
     warm_snapshot: bool,
     #[arg(long, default_value_t = 42)]
