@@ -78,6 +78,12 @@ struct Cli {
     /// wait for an instance. Default: the engine's, one per CPU core.
     #[arg(long)]
     procedure_instances: Option<std::num::NonZeroUsize>,
+    /// Threads of the runtime that serves HTTP and WebSocket clients and the engine's async
+    /// work (each database also runs its transactions on an executor thread of its own).
+    /// Default: tokio's, one per core. On this 2-core machine one thread did not make single
+    /// calls faster and made 50 connections' inserts slower (`results/host-workers/`).
+    #[arg(long)]
+    worker_threads: Option<std::num::NonZeroUsize>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -100,9 +106,11 @@ fn main() -> anyhow::Result<()> {
     }));
 
     let before_build = std::time::Instant::now();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = cli.worker_threads {
+        runtime.worker_threads(threads.get());
+    }
+    let runtime = runtime.enable_all().build()?;
     let timer_pump = if cli.no_timer_pump {
         timer_pump::TimerPump::off()
     } else {
