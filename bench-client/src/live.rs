@@ -6,6 +6,7 @@ use crate::report::model::{Percentiles, Propagation, Throughput};
 use anyhow::{Context, bail, ensure};
 use graph_client::graph::{ClientError, GraphDb, TransportKind};
 use graph_client::watch::{Change, watch};
+use graph_client::ws::Drive;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -158,7 +159,9 @@ pub fn throughput(
     };
     // Only connections with a call to make are opened.
     let opened = connections.min(inserts);
-    let links: Vec<GraphDb> = (0..opened).map(|_| db.reconnect()).collect();
+    let links: Vec<GraphDb> = (0..opened)
+        .map(|_| db.clone().with_drive(Drive::Background))
+        .collect();
     for link in &links {
         link.noop(true).context("opening the connections")?;
     }

@@ -25,6 +25,7 @@ use graph_bench::{contention, mixed, under_writes};
 use graph_client::edgelist::Summary as DatasetSummary;
 use graph_client::graph::{Direction, GraphDb, LoadPlan, Mode, TransportKind, TxOptions};
 use graph_client::server::Server;
+use graph_client::ws::Drive;
 use graph_reference::{LabelledGraph, ReferenceGraph};
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
@@ -110,6 +111,13 @@ struct Args {
         value_parser = parse_system
     )]
     systems: Vec<String>,
+    /// Which thread processes the messages of `stdb`'s SDK connections: `caller`, the thread of
+    /// each call while it waits (as PostgreSQL's synchronous client drives its socket), or
+    /// `background`, the client's I/O thread, which costs two thread hand-overs per call. The
+    /// throughput workload's connections are always `background`: their callbacks send the
+    /// next calls.
+    #[arg(long, value_enum, default_value_t = WsDrive::Caller)]
+    ws_drive: WsDrive,
     /// Bolt URL of the Neo4j server for neo4j and neo4j-apoc.
     #[arg(long, env = "GRAPH_NEO4J", default_value = "bolt://127.0.0.1:7687")]
     neo4j: String,
@@ -628,7 +636,18 @@ fn connect_stdb(args: &Args) -> anyhow::Result<GraphDb> {
             args.database
         );
     }
-    Ok(GraphDb::websocket(server, &args.database, None))
+    let drive = match args.ws_drive {
+        WsDrive::Caller => Drive::Caller,
+        WsDrive::Background => Drive::Background,
+    };
+    Ok(GraphDb::websocket(server, &args.database, None).with_drive(drive))
+}
+
+/// `--ws-drive`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum WsDrive {
+    Caller,
+    Background,
 }
 
 /// The system `name` (one of `model::SYSTEMS`), connected; `db` is SpacetimeDB's database.

@@ -10,7 +10,7 @@
 use crate::edgelist::EdgeList;
 use crate::module_bindings::{self as mb, DbConnection};
 use crate::server::{Server, ServerError};
-use crate::ws::{Pending, Reply, WsError, WsLink};
+use crate::ws::{Drive, Pending, Reply, WsError, WsLink};
 use serde_json::Value;
 use spacetimedb_sdk::__codegen::__sats;
 use std::fmt;
@@ -305,6 +305,27 @@ impl GraphDb {
             server,
             database,
             transport: Transport::Ws(Arc::new(link)),
+        }
+    }
+
+    /// The same database over the WebSocket, on a connection of its own whose messages are
+    /// processed as `drive` says ([`Drive::Caller`]: by the thread of each call while it waits;
+    /// over HTTP this changes nothing).
+    pub fn with_drive(self, drive: Drive) -> Self {
+        match &self.transport {
+            Transport::Http => self,
+            Transport::Ws(link) => Self {
+                transport: Transport::Ws(Arc::new(link.fresh().with_drive(drive))),
+                ..self
+            },
+        }
+    }
+
+    /// How the WebSocket connection's messages are processed (`None` over HTTP).
+    pub fn drive(&self) -> Option<Drive> {
+        match &self.transport {
+            Transport::Http => None,
+            Transport::Ws(link) => Some(link.drive()),
         }
     }
 

@@ -1,9 +1,11 @@
 //! The typed client over the SDK's WebSocket: live changes through `watch`, and a connection
 //! that outlives a host restart. The real host and module, the real SDK.
 
-use graph_client::graph::{GraphDb, GraphMeta};
+use graph_client::graph::{Direction, GraphDb, GraphMeta};
 use graph_client::watch::{Change, WatchedEdge, watch};
+use graph_client::ws::Drive;
 use graph_testkit::TestHost;
+use spacetimedb_sdk::DbContext as _;
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -179,4 +181,62 @@ fn a_websocket_client_survives_a_host_restart() {
     assert_eq!(db.info().unwrap(), before);
     db.add_edges(&[2], &[3]).unwrap();
     assert_eq!(db.info().unwrap().edges, 2);
+}
+
+/// A connection driven by its callers reads nothing between calls, so the host closes it once
+/// it has been silent for the idle timeout. The next call notices before it sends anything
+/// and opens a new connection, so that even a write (never sent twice) goes through once;
+/// callbacks, which would run only while a call waits, are refused.
+#[test]
+fn a_caller_driven_client_reopens_a_connection_the_host_closed() {
+    let host = TestHost::start_with(&["--ws-ping-interval", "200ms", "--ws-idle-timeout", "600ms"]);
+    let server = host.publish_module("graph");
+    let db = GraphDb::websocket(server, "graph", None).with_drive(Drive::Caller);
+    assert_eq!(db.drive(), Some(Drive::Caller));
+    db.add_edges(&[1], &[2]).unwrap();
+    let identity = db.identity().unwrap().unwrap();
+    let connection_id = || db.ws_connection().unwrap().unwrap().try_connection_id();
+    let first = connection_id();
+    assert!(first.is_some());
+    std::thread::sleep(Duration::from_secs(2));
+    db.add_edges(&[2], &[3]).unwrap();
+    assert_eq!(db.info().unwrap().edges, 2);
+    assert_ne!(
+        connection_id(),
+        first,
+        "the host closed the idle connection"
+    );
+    // The same identity on the new connection (its token was kept).
+    assert_eq!(db.identity().unwrap().unwrap(), identity);
+    let refused = db.add_edges_then(&[3], &[4], |_| {});
+    assert!(
+        refused.is_err_and(|e| e.to_string().contains("Drive::Background")),
+        "callbacks on a caller-driven connection"
+    );
+    assert_eq!(db.info().unwrap().edges, 2);
+}
+
+/// Threads sharing a caller-driven connection each get their own answers: whichever waits
+/// drives the connection for all of them.
+#[test]
+fn threads_share_a_caller_driven_connection() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let db = GraphDb::websocket(server, "graph", None).with_drive(Drive::Caller);
+    let n = 40u64;
+    let targets: Vec<u64> = (1..=n).collect();
+    db.add_edges(&vec![0; n as usize], &targets).unwrap();
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            let db = db.clone();
+            scope.spawn(move || {
+                for i in 0..50u64 {
+                    let v = 1 + (t * 50 + i) % n;
+                    let count = db.neighbor_count(v, Direction::In).unwrap().value.count;
+                    assert_eq!(count, 1, "vertex {v}");
+                    assert_eq!(db.neighbor_count(0, Direction::Out).unwrap().value.count, n);
+                }
+            });
+        }
+    });
 }

@@ -1,13 +1,15 @@
 //! The same module answers the same over both of SpacetimeDB's client transports: every
-//! procedure and reducer baseline, called over the SDK's WebSocket and over the HTTP call route
-//! on 50 seeded random graphs (the first one empty), gives the same answer, and that answer
-//! agrees with the independent reference.
+//! procedure and reducer baseline, called over the SDK's WebSocket (its messages processed in
+//! the background for half the graphs, by the waiting call for the other half) and over the HTTP
+//! call route on 50 seeded random graphs (the first one empty), gives the same answer, and that
+//! answer agrees with the independent reference.
 
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{
     Answer, ClientError, Direction, GraphDb, GraphError, LoadPlan, PathStatus, QueryStats,
     TransportKind, TxOptions,
 };
+use graph_client::ws::Drive;
 use graph_reference::ReferenceGraph;
 use graph_testkit::TestHost;
 use rand::{Rng, SeedableRng};
@@ -112,9 +114,15 @@ fn every_procedure_answers_the_same_over_websocket_and_http() {
     let host = TestHost::start();
     let server = host.publish_module("graph");
     let http = GraphDb::new(server.clone(), "graph");
-    let ws = GraphDb::websocket(server, "graph", None);
+    let background = GraphDb::websocket(server, "graph", None);
+    let caller_driven = background.clone().with_drive(Drive::Caller);
     let mut calls = 0;
     for seed in 0..50u64 {
+        // Half the graphs over a connection whose calls drive it themselves.
+        let ws = match seed % 4 < 2 {
+            true => background.clone(),
+            false => caller_driven.clone(),
+        };
         let edges = random_graph(seed);
         let reference = ReferenceGraph::new(edges.iter());
         // Each graph replaces the last, written over one transport or the other.

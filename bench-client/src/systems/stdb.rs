@@ -14,6 +14,7 @@ use graph_client::graph::{
     self, BfsResult, ClientError, Follow, GraphDb, GraphError, LoadPlan, Mode, NeighborCount,
     PathResult, PathStatus, TransportKind, TxOptions, WeightedPathResult,
 };
+use graph_client::ws::Drive;
 use std::time::Duration;
 
 /// The store every mode reads: the module's tables in one database.
@@ -226,6 +227,9 @@ impl System for SpacetimeDb {
             Mode::Stage1Reducer => "Stage-1 full-scan reducers, results read with SQL".to_string(),
         };
         let transport = match self.db.transport() {
+            TransportKind::Ws if self.db.drive() == Some(Drive::Caller) => {
+                "the SDK's WebSocket (one connection, driven by the calling thread, confirmed reads)"
+            }
             TransportKind::Ws => "the SDK's WebSocket (one connection, confirmed reads)",
             TransportKind::Http => "the HTTP call route",
         };
