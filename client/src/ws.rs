@@ -26,6 +26,9 @@ use std::time::{Duration, Instant};
 const CALL_TIMEOUT: Duration = Duration::from_secs(600);
 /// How often a waiting call checks that its connection is still up.
 const LIVENESS_POLL: Duration = Duration::from_millis(50);
+/// Scheduler passes a caller-driven link runs before each call, so that a close that arrived
+/// meanwhile has gone through the SDK's tasks (socket reader, parser, message processor).
+const SETTLE_PASSES: usize = 4;
 /// How long a caller-driven connection waits for the server's first message as it opens.
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
 
@@ -75,6 +78,16 @@ impl Drop for CallerRuntime {
         if let Some(runtime) = self.0.take() {
             runtime.shutdown_background();
         }
+    }
+}
+
+/// Marks a connection down when dropped: when the task that processes its messages ends,
+/// however it ends.
+struct Down(Arc<AtomicBool>);
+
+impl Drop for Down {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
     }
 }
 
@@ -221,10 +234,17 @@ impl WsLink {
                      async code, or use Drive::Background",
                 ));
             }
-            // Read what arrived since the last call (a close, a ping) before using the
-            // connection: `yield_now` returns once the runtime has polled the socket.
+            // Process what arrived since the last call (a ping, or a close, which passes
+            // through three of the SDK's tasks before the connection counts as down) before
+            // using the connection: each `yield_now` returns once the runtime has polled the
+            // socket and run the tasks that were ready. Otherwise the SDK would take the call
+            // for a socket it has already closed, and its task would panic.
             if slot.is_some() {
-                runtime.get().block_on(tokio::task::yield_now());
+                runtime.get().block_on(async {
+                    for _ in 0..SETTLE_PASSES {
+                        tokio::task::yield_now().await;
+                    }
+                });
             }
         }
         if let Some(live) = slot.as_ref().filter(|l| l.up.load(Ordering::Acquire)) {
@@ -267,12 +287,12 @@ impl WsLink {
                 built
             });
             let conn = Arc::new(built.map_err(|e| self.error(connect_error(&e, &self.database)))?);
-            let (task_conn, down) = (conn.clone(), up.clone());
+            let (task_conn, down) = (conn.clone(), Down(up.clone()));
             rt.spawn(async move {
+                let _down = down; // Also if the SDK's task panics: no call waits for it then.
                 if let Err(e) = task_conn.run_async().await {
                     log::warn!("WebSocket connection ended: {e}");
                 }
-                down.store(false, Ordering::Release);
             });
             // The server's first message names the identity (and mints the token).
             let _ = rt
@@ -298,12 +318,12 @@ impl WsLink {
         );
         match io {
             Some(_entered) => {
-                let (conn, down) = (conn.clone(), up.clone());
+                let (conn, down) = (conn.clone(), Down(up.clone()));
                 io_runtime().spawn(async move {
+                    let _down = down;
                     if let Err(e) = conn.run_async().await {
                         log::warn!("WebSocket connection ended: {e}");
                     }
-                    down.store(false, Ordering::Release);
                 });
             }
             None => {
