@@ -91,6 +91,31 @@ impl Drop for Down {
     }
 }
 
+/// The SDK's connection builder for the generated module.
+type Builder = spacetimedb_sdk::DbConnectionBuilder<crate::module_bindings::RemoteModule>;
+
+/// Processes `conn`'s messages (answers, callbacks) until the connection ends; `down` then marks
+/// it down, also if the SDK's task panics, so that no call waits for it.
+async fn process_messages(conn: Arc<DbConnection>, down: Down) {
+    let _down = down;
+    if let Err(e) = conn.run_async().await {
+        log::warn!("WebSocket connection ended: {e}");
+    }
+}
+
+/// Lets a caller-driven connection process what arrived since the last call (a ping, or a
+/// close, which passes through three of the SDK's tasks before the connection counts as down):
+/// each `yield_now` returns once the runtime has polled the socket and run the tasks that were
+/// ready. Otherwise the SDK would take a call for a socket it has already closed, and its task
+/// would panic.
+fn settle(runtime: &CallerRuntime) {
+    runtime.get().block_on(async {
+        for _ in 0..SETTLE_PASSES {
+            tokio::task::yield_now().await;
+        }
+    });
+}
+
 /// A connection-level failure of a WebSocket call.
 #[derive(Debug, thiserror::Error)]
 #[error("WebSocket to {url} (database `{database}`): {message}")]
@@ -145,7 +170,7 @@ impl std::fmt::Debug for WsLink {
 
 /// An open connection and whether the SDK still considers it up.
 struct Live {
-    /// Shared with the task that processes its messages on [`io_runtime`], if it runs there.
+    /// Shared with the task that processes its messages ([`process_messages`]).
     conn: Arc<DbConnection>,
     up: Arc<AtomicBool>,
     /// The runtime that runs the connection's tasks when its callers drive it.
@@ -234,17 +259,8 @@ impl WsLink {
                      async code, or use Drive::Background",
                 ));
             }
-            // Process what arrived since the last call (a ping, or a close, which passes
-            // through three of the SDK's tasks before the connection counts as down) before
-            // using the connection: each `yield_now` returns once the runtime has polled the
-            // socket and run the tasks that were ready. Otherwise the SDK would take the call
-            // for a socket it has already closed, and its task would panic.
             if slot.is_some() {
-                runtime.get().block_on(async {
-                    for _ in 0..SETTLE_PASSES {
-                        tokio::task::yield_now().await;
-                    }
-                });
+                settle(runtime);
             }
         }
         if let Some(live) = slot.as_ref().filter(|l| l.up.load(Ordering::Acquire)) {
@@ -268,43 +284,58 @@ impl WsLink {
         if let Some(confirmed) = self.confirmed {
             builder = builder.with_confirmed_reads(confirmed);
         }
-        if let Some(runtime) = &self.caller_runtime {
-            let rt = runtime.get();
-            // The SDK connects through `Handle::block_on`, which cannot drive a current-thread
-            // runtime's I/O itself: a helper thread drives it meanwhile.
-            let building = AtomicBool::new(true);
-            let built = std::thread::scope(|scope| {
-                scope.spawn(|| {
-                    rt.block_on(async {
-                        while building.load(Ordering::Acquire) {
-                            tokio::time::sleep(Duration::from_millis(1)).await;
-                        }
-                    })
-                });
-                let _entered = rt.enter();
-                let built = builder.build();
-                building.store(false, Ordering::Release);
-                built
+        let down = Down(up.clone());
+        let conn = match &self.caller_runtime {
+            Some(runtime) => self.open_driven(runtime.get(), builder, down, &connected)?,
+            None => self.open_in_background(builder, down)?,
+        };
+        let live = Arc::new(Live {
+            conn,
+            up,
+            caller_runtime: self.caller_runtime.clone(),
+        });
+        *slot = Some(live.clone());
+        Ok(live)
+    }
+
+    /// Opens a connection whose messages the calls process on `rt`, and waits for the server's
+    /// first message, which names the identity (and mints the token).
+    fn open_driven(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        builder: Builder,
+        down: Down,
+        connected: &tokio::sync::Notify,
+    ) -> Result<Arc<DbConnection>, ClientError> {
+        // The SDK connects through `Handle::block_on`, which cannot drive a current-thread
+        // runtime's I/O itself: a helper thread drives it meanwhile.
+        let building = AtomicBool::new(true);
+        let built = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                rt.block_on(async {
+                    while building.load(Ordering::Acquire) {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                })
             });
-            let conn = Arc::new(built.map_err(|e| self.error(connect_error(&e, &self.database)))?);
-            let (task_conn, down) = (conn.clone(), Down(up.clone()));
-            rt.spawn(async move {
-                let _down = down; // Also if the SDK's task panics: no call waits for it then.
-                if let Err(e) = task_conn.run_async().await {
-                    log::warn!("WebSocket connection ended: {e}");
-                }
-            });
-            // The server's first message names the identity (and mints the token).
-            let _ = rt
-                .block_on(async { tokio::time::timeout(CONNECT_WAIT, connected.notified()).await });
-            let live = Arc::new(Live {
-                conn,
-                up,
-                caller_runtime: Some(runtime.clone()),
-            });
-            *slot = Some(live.clone());
-            return Ok(live);
-        }
+            let _entered = rt.enter();
+            let built = builder.build();
+            building.store(false, Ordering::Release);
+            built
+        });
+        let conn = Arc::new(built.map_err(|e| self.error(connect_error(&e, &self.database)))?);
+        rt.spawn(process_messages(conn.clone(), down));
+        let _ =
+            rt.block_on(async { tokio::time::timeout(CONNECT_WAIT, connected.notified()).await });
+        Ok(conn)
+    }
+
+    /// Opens a connection whose messages a thread of their own processes.
+    fn open_in_background(
+        &self,
+        builder: Builder,
+        down: Down,
+    ) -> Result<Arc<DbConnection>, ClientError> {
         // Outside a Tokio runtime the SDK would start one per connection; share one instead,
         // and process the connection's messages there too. A caller inside a runtime keeps
         // its own for the I/O, and the SDK's message thread.
@@ -318,25 +349,13 @@ impl WsLink {
         );
         match io {
             Some(_entered) => {
-                let (conn, down) = (conn.clone(), Down(up.clone()));
-                io_runtime().spawn(async move {
-                    let _down = down;
-                    if let Err(e) = conn.run_async().await {
-                        log::warn!("WebSocket connection ended: {e}");
-                    }
-                });
+                io_runtime().spawn(process_messages(conn.clone(), down));
             }
             None => {
                 conn.run_threaded();
             }
         }
-        let live = Arc::new(Live {
-            conn,
-            up,
-            caller_runtime: None,
-        });
-        *slot = Some(live.clone());
-        Ok(live)
+        Ok(conn)
     }
 
     /// Sends a request with `send` (which queues it on the connection and arranges for its
