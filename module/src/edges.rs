@@ -129,6 +129,56 @@ pub fn insert(db: &Local, arc: Arc) {
     }
 }
 
+/// What [`insert_if_absent`] found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stored {
+    /// `arc` is stored now, and was not before.
+    New,
+    /// `arc` was stored already.
+    Already,
+    /// This arc between the same ends was stored, with other attributes; nothing changed.
+    Differs(Arc),
+}
+
+/// Stores `arc` unless an arc between its ends is stored (see [`rows::insert_if_absent`]).
+pub fn insert_if_absent(db: &Local, arc: Arc) -> Stored {
+    let Arc {
+        src,
+        dst,
+        label,
+        weight,
+    } = arc;
+    let inserted = if arc.is_narrow() {
+        rows::insert_if_absent(
+            &db.edge(),
+            &Edge {
+                fwd: pack(src, dst),
+                rev: pack(dst, src),
+                label,
+                weight,
+            },
+        )
+    } else {
+        rows::insert_if_absent(
+            &db.wide_edge(),
+            &WideEdge {
+                fwd: pack_wide(src, dst),
+                rev: pack_wide(dst, src),
+                label,
+                weight,
+            },
+        )
+    };
+    match inserted {
+        rows::Inserted::New => Stored::New,
+        rows::Inserted::Already => Stored::Already,
+        // `fwd` and `rev` hold the same pair of ends: the row holding either is this arc's.
+        rows::Inserted::KeyTaken => Stored::Differs(
+            find(db, src, dst).expect("a row holds the key of the arc between these ends"),
+        ),
+    }
+}
+
 /// Removes the arc `src → dst` and returns it, if it was stored.
 pub fn remove(db: &Local, src: u64, dst: u64) -> Option<Arc> {
     let stored = find(db, src, dst)?;

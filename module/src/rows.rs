@@ -19,13 +19,20 @@ thread_local! {
 }
 
 fn with_encoded<T: Table>(row: &T::Row, write: impl FnOnce(&mut [u8]) -> Result<(), sys::Errno>) {
+    if let Err(e) = try_with_encoded::<T>(row, write) {
+        panic!("writing a row of {}: {e}", T::TABLE_NAME);
+    }
+}
+
+fn try_with_encoded<T: Table>(
+    row: &T::Row,
+    write: impl FnOnce(&mut [u8]) -> Result<(), sys::Errno>,
+) -> Result<(), sys::Errno> {
     BUF.with_borrow_mut(|buf| {
         buf.clear();
         bsatn::to_writer(buf, row).expect("a row always encodes");
-        if let Err(e) = write(buf) {
-            panic!("writing a row of {}: {e}", T::TABLE_NAME);
-        }
-    });
+        write(buf)
+    })
 }
 
 /// Inserts `row` into `T` (as `Table::insert`).
@@ -33,6 +40,33 @@ pub fn insert<T: Table>(_table: &T, row: &T::Row) {
     with_encoded::<T>(row, |buf| {
         sys::datastore_insert_bsatn(T::table_id(), buf).map(drop)
     });
+}
+
+/// What [`insert_if_absent`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inserted {
+    /// The row is new.
+    New,
+    /// The same row was stored already (tables are sets): nothing changed.
+    Already,
+    /// Another row holds one of its unique keys: nothing changed.
+    KeyTaken,
+}
+
+/// Inserts `row` into `T` unless it or a row with one of its unique keys is there. One insert
+/// answers what a lookup would, without the lookup's walk down the index: the engine keeps a
+/// table's rows a set (an identical row is not inserted again, and the call succeeds) and
+/// refuses a row whose unique key another row holds, leaving the transaction as it was.
+pub fn insert_if_absent<T: Table>(table: &T, row: &T::Row) -> Inserted {
+    let before = count(table);
+    match try_with_encoded::<T>(row, |buf| {
+        sys::datastore_insert_bsatn(T::table_id(), buf).map(drop)
+    }) {
+        Ok(()) if count(table) > before => Inserted::New,
+        Ok(()) => Inserted::Already,
+        Err(sys::Errno::UNIQUE_ALREADY_EXISTS) => Inserted::KeyTaken,
+        Err(e) => panic!("writing a row of {}: {e}", T::TABLE_NAME),
+    }
 }
 
 /// Replaces the row whose primary key `row` has with `row` (as `UniqueColumn::update`).

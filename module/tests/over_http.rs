@@ -824,10 +824,10 @@ fn slow_transactions_are_counted_and_logged() {
 }
 
 /// A batch finds the arcs it repeats whichever way the module reads them: one range scan for a
-/// source with few stored arcs, a lookup per arc for a few arcs of a hub, no read at all for a
-/// source without out-arcs (one that is only a target, or whose arcs were removed). Either way
-/// repeats change nothing, new arcs are added once, and an arc given other attributes is
-/// refused.
+/// source with few stored arcs, each arc's insert for a few arcs of a hub or a single arc, no
+/// read at all for a source without out-arcs (one that is only a target, or whose arcs were
+/// removed). Either way repeats change nothing, new arcs are added once, and an arc given other
+/// attributes is refused.
 #[test]
 fn a_batch_finds_stored_arcs_of_hubs_and_of_small_vertices() {
     let host = TestHost::start();
@@ -848,6 +848,9 @@ fn a_batch_finds_stored_arcs_of_hubs_and_of_small_vertices() {
     // Vertex 9's out-arcs removed, then one of them given again.
     db.remove_edges(&[9, 9], &[7, 1]).unwrap();
     db.add_edges(&[9], &[7]).unwrap();
+    // Single stored arcs again, narrow and wide.
+    db.add_edges(&[1], &[2]).unwrap();
+    db.add_edges(&[1], &[wide]).unwrap();
     let info = db.info().unwrap();
     // Stored now besides the hub's and vertex 7's: 9 → 7 and 11 → wide.
     assert_eq!(info.edges, 199 + 3 + 8 + 2);
@@ -875,6 +878,72 @@ fn a_batch_finds_stored_arcs_of_hubs_and_of_small_vertices() {
         .to_string();
     assert!(refused.contains("edge 1 → 150 exists with"), "{refused}");
     assert_eq!(db.info().unwrap(), info);
+    // A single stored arc, narrow or wide, with another weight: refused, nothing written.
+    for (src, dst) in [(9, 7), (11, wide)] {
+        let refused = db
+            .add_labelled_edges(&[src], &[dst], &[], &[], &[2.0])
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("exists with"), "{refused}");
+        assert_eq!(db.info().unwrap(), info);
+    }
+    assert_eq!(db.check().unwrap().problems, 0);
+}
+
+/// The change log keeps the last 200,000 changes or so (its capacity, 1,000 more before a write
+/// trims it), in whole versions: once a write logs past that, the oldest versions go and the
+/// log's state says which versions it still covers; writes below it leave the state alone.
+#[test]
+fn the_change_log_trims_whole_versions_once_full() {
+    const CAPACITY: u64 = 200_000;
+    const BATCH: u64 = 4_000;
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    let count = |query: &str| -> u64 {
+        let rows = &db.server().sql(db.database(), query).unwrap()[0].rows;
+        rows[0][0].as_u64().unwrap()
+    };
+    let covers_after = || count("SELECT covers_after FROM change_log_state");
+    // 1,000 vertices (one logged change each), then batches of 4,000 new arcs among them.
+    db.add_vertices(&(0..1_000).collect::<Vec<_>>()).unwrap();
+    let first = db.info().unwrap().version;
+    let mut arcs = (0..1_000u64).flat_map(|s| (0..1_000u64).map(move |d| (s, d)));
+    let mut batches = 0;
+    let mut logged = 1_000;
+    while logged + BATCH <= CAPACITY + 1_000 {
+        let (src, dst): (Vec<u64>, Vec<u64>) = arcs.by_ref().take(BATCH as usize).unzip();
+        db.add_edges(&src, &dst).unwrap();
+        batches += 1;
+        logged += BATCH;
+        assert_eq!(
+            covers_after(),
+            first - 1,
+            "nothing trimmed at {logged} changes"
+        );
+    }
+    assert_eq!(count("SELECT COUNT(*) AS n FROM change_log"), logged);
+    // The next batch takes the log past its capacity and 1,000 more: the oldest versions go,
+    // whole, until at most 200,000 changes are left.
+    let (src, dst): (Vec<u64>, Vec<u64>) = arcs.by_ref().take(BATCH as usize).unzip();
+    db.add_edges(&src, &dst).unwrap();
+    let mut expected = logged + BATCH;
+    let mut trimmed = vec![1_000];
+    trimmed.extend(std::iter::repeat_n(BATCH, batches));
+    let mut oldest = first;
+    for size in trimmed {
+        if expected <= CAPACITY {
+            break;
+        }
+        expected -= size;
+        oldest += 1;
+    }
+    assert_eq!(count("SELECT COUNT(*) AS n FROM change_log"), expected);
+    assert_eq!(covers_after(), oldest - 1);
+    let version = db.info().unwrap().version;
+    let query = format!("SELECT COUNT(*) AS n FROM change_log WHERE version = {oldest}");
+    assert!(count(&query) > 0, "version {oldest} is kept whole");
+    assert_eq!(version, first + batches as u64 + 1);
+    assert_eq!(db.check().unwrap().problems, 0);
 }
 
 /// A DFS bound far beyond the diameter of a random graph: answered without re-entering
