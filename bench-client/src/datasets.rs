@@ -8,6 +8,7 @@ use std::str::FromStr;
 use anyhow::{Context, bail, ensure};
 use graph_client::edgelist::{EdgeList, read_edge_list};
 use graph_reference::generate::{DBLP, FACEBOOK, LIVEJOURNAL, chung_lu, grid, random_labels, ring};
+use hashbrown::HashMap;
 
 /// Which graph a benchmark runs on. Parses from and displays as `fb`, `dblp`, `lj`,
 /// `ring:N` or `file:PATH`.
@@ -29,7 +30,7 @@ pub enum DatasetSpec {
 
 impl DatasetSpec {
     /// Short label for reports and file names: `fb`, `dblp`, `lj`, `ring-N`, or the file's
-    /// name without extensions.
+    /// name without its extensions and leading dots (`.edges.txt`: `edges`).
     pub fn name(&self) -> String {
         match self {
             DatasetSpec::Facebook => "fb".into(),
@@ -39,6 +40,7 @@ impl DatasetSpec {
             DatasetSpec::Grid(n) => format!("grid-{n}"),
             DatasetSpec::File(path) => {
                 let name = path.file_name().unwrap_or_default().to_string_lossy();
+                let name = name.trim_start_matches('.');
                 name.split('.').next().unwrap_or_default().to_owned()
             }
         }
@@ -114,17 +116,47 @@ impl fmt::Display for DatasetSpec {
 /// `edges` with every row given one of the labels `l0` .. `l{k-1}` (seeded), weights kept.
 pub fn with_random_labels(edges: &EdgeList, k: u32, seed: u64) -> EdgeList {
     let mut out = edges.clone();
+    // A row that repeats an edge gets the label of its first row: the dataset gives each edge
+    // one label (a second one would make it two edges of different labels).
+    let mut first: HashMap<(u64, u64), u32> = HashMap::new();
+    let labels = edges
+        .iter()
+        .zip(random_labels(edges.len(), k, seed))
+        .map(|(edge, l)| *first.entry(edge).or_insert(l + 1))
+        .collect();
     out.set_labels(
         std::iter::once(String::new())
             .chain((0..k).map(crate::system::label_name))
             .collect(),
-        random_labels(edges.len(), k, seed)
-            .into_iter()
-            .map(|l| l + 1)
-            .collect(),
+        labels,
     );
     out
 }
+
+/// Ids the workloads that write may give new vertices: [`FRESH_SPAN`] ids from the one
+/// returned, none of them a vertex of `vertices` (sorted, distinct). Just above the largest
+/// vertex where they fit below 2^64; otherwise in the first gap between vertices wide enough.
+pub fn fresh_ids(vertices: &[u64]) -> anyhow::Result<u64> {
+    let fits = |start: u64| start.checked_add(FRESH_SPAN).is_some();
+    let above = vertices.last().map_or(Some(0), |top| top.checked_add(1));
+    if let Some(start) = above
+        && fits(start)
+    {
+        return Ok(start);
+    }
+    let mut start = 0;
+    for &v in vertices {
+        if v - start >= FRESH_SPAN {
+            return Ok(start);
+        }
+        start = v.saturating_add(1);
+    }
+    bail!("no {FRESH_SPAN} consecutive ids are free around the dataset's vertex ids")
+}
+
+/// How many fresh ids [`fresh_ids`] sets aside: the write workloads place theirs at offsets
+/// of up to a few billion.
+pub const FRESH_SPAN: u64 = 1 << 33;
 
 #[cfg(test)]
 mod tests {
@@ -145,6 +177,33 @@ mod tests {
         assert_eq!(labelled.label_names, ["", "l0", "l1"]);
         assert!(labelled.labels.iter().all(|&l| l == 1 || l == 2));
         assert_eq!(labelled.attrs(0).1, grid.attrs(0).1);
+    }
+
+    #[test]
+    fn fresh_ids_avoid_every_vertex() {
+        assert_eq!(fresh_ids(&[]).unwrap(), 0);
+        assert_eq!(fresh_ids(&[3, 9]).unwrap(), 10);
+        let top = u64::MAX;
+        // No room above: the first gap wide enough.
+        assert_eq!(fresh_ids(&[999_999, top - 1, top]).unwrap(), 1_000_000);
+        assert_eq!(fresh_ids(&[FRESH_SPAN, top]).unwrap(), 0);
+        let packed = [FRESH_SPAN - 1, 2 * FRESH_SPAN - 1, top];
+        assert_eq!(fresh_ids(&packed).unwrap(), 2 * FRESH_SPAN);
+    }
+
+    #[test]
+    fn a_repeated_edge_gets_one_random_label() {
+        let mut edges = EdgeList::new();
+        for (s, d) in [(1, 2), (2, 3), (1, 2), (3, 1), (2, 3), (1, 2)] {
+            edges.push(s, d);
+        }
+        for seed in 0..20 {
+            let labelled = with_random_labels(&edges, 8, seed);
+            let label = |row: usize| labelled.labels[row];
+            assert_eq!((label(0), label(0)), (label(2), label(5)), "seed {seed}");
+            assert_eq!(label(1), label(4), "seed {seed}");
+            assert_eq!(labelled.sorted().len(), 3, "seed {seed}");
+        }
     }
 
     #[test]
@@ -171,6 +230,8 @@ mod tests {
                 .name(),
             "com-lj"
         );
+        let hidden = "file:/data/.edges.txt".parse::<DatasetSpec>().unwrap();
+        assert_eq!(hidden.name(), "edges");
         for bad in [
             "", "ring:", "ring:x", "ring:2", "grid:1", "grid:", "file:", "orkut",
         ] {

@@ -4,7 +4,7 @@
 
 use anyhow::{Context, bail};
 use clap::Parser;
-use graph_bench::datasets::{DatasetSpec, with_random_labels};
+use graph_bench::datasets::{self, DatasetSpec, with_random_labels};
 use graph_bench::live::{self, Calls, Keys};
 use graph_bench::load::{self, Stores};
 use graph_bench::measure;
@@ -68,13 +68,13 @@ struct Args {
     #[arg(long)]
     direction: Option<Direction>,
     /// Measured queries per Stage-2 benchmark.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = at_least_one)]
     runs: usize,
     /// Measured queries per Stage-2 full BFS benchmark (each visits the whole component).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
     bfs_runs: usize,
     /// Measured queries per Stage-1 benchmark (each scans every edge).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = at_least_one)]
     stage1_runs: usize,
     /// Unmeasured queries before each benchmark.
     #[arg(long, default_value_t = 2)]
@@ -241,6 +241,15 @@ fn floor_summary(workload: &str, system: &str, calls: &[Sample]) -> Summary {
     s
 }
 
+/// A count of measured queries: a benchmark of none would report figures of nothing.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("at least 1 query is measured".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 fn parse_system(s: &str) -> Result<String, String> {
     model::mode_of(s).map(|_| s.to_string()).ok_or_else(|| {
         let names: Vec<&str> = model::SYSTEMS.iter().map(|(s, _)| *s).collect();
@@ -265,13 +274,34 @@ fn main() -> anyhow::Result<()> {
         anyhow::ensure!((1..=64).contains(&k), "--random-labels takes 1 to 64");
         edges = with_random_labels(&edges, k, args.seed);
     }
-    let labels_k = args.random_labels.unwrap_or(0);
     if let Some(w) = args.workloads.iter().find(|w| w.needs_labels())
-        && labels_k == 0
+        && args.random_labels.is_none()
     {
         bail!("the {w} workload needs --random-labels K");
     }
-    let summary = edges.summary();
+    anyhow::ensure!(
+        !edges.is_empty(),
+        "the dataset {} has no edges: nothing to load or to query",
+        args.dataset
+    );
+    let reference = ReferenceGraph::new(edges.iter());
+    // What every system must end up holding: the distinct arcs in (src, dst) order, as
+    // `graph load` sends them (`EdgeList::sorted`), with their labels and weights; the dataset's
+    // summary counts those (a repeated row is one edge). The dataset itself is dropped once
+    // they are taken from it: on the LiveJournal-sized graph every copy of its 34.7M edges is
+    // half a gigabyte that the peers measured after need.
+    let (arcs, attrs, summary) = {
+        let sorted = edges.sorted();
+        drop(edges);
+        let summary = sorted.summary();
+        let arcs: Vec<(u64, u64)> = sorted.iter().collect();
+        let attrs = ArcAttrs {
+            label_names: sorted.label_names,
+            labels: sorted.labels,
+            weights: sorted.weights,
+        };
+        (arcs, attrs, summary)
+    };
     println!(
         "dataset {}: {} vertices, {} edges, max degree {}, mean degree {:.2} ({:.1} s)",
         args.dataset,
@@ -281,22 +311,6 @@ fn main() -> anyhow::Result<()> {
         summary.mean_degree,
         t.elapsed().as_secs_f64()
     );
-    let reference = ReferenceGraph::new(edges.iter());
-    // What every system must end up holding: the distinct arcs in (src, dst) order, as
-    // `graph load` sends them (`EdgeList::sorted`), with their labels and weights. The dataset
-    // itself is dropped once they are taken from it: on the LiveJournal-sized graph every copy
-    // of its 34.7M edges is half a gigabyte that the peers measured after need.
-    let (arcs, attrs) = {
-        let sorted = edges.sorted();
-        drop(edges);
-        let arcs: Vec<(u64, u64)> = sorted.iter().collect();
-        let attrs = ArcAttrs {
-            label_names: sorted.label_names,
-            labels: sorted.labels,
-            weights: sorted.weights,
-        };
-        (arcs, attrs)
-    };
     anyhow::ensure!(
         arcs.windows(2).all(|w| w[0] != w[1]),
         "the dataset gives an edge two labels or weights"
@@ -316,6 +330,20 @@ fn main() -> anyhow::Result<()> {
                     .map(|(i, &(src, dst))| (src, dst, attrs.label_id(i), attrs.weight(i))),
             )
         });
+    // The random labels some edge has (`l{n}`, label id n + 1): the ones queries may name.
+    let labels_present: Vec<u32> = {
+        let mut present: Vec<u32> = attrs
+            .labels
+            .iter()
+            .filter(|&&l| l > 0)
+            .map(|l| l - 1)
+            .collect();
+        present.sort_unstable();
+        present.dedup();
+        present
+    };
+    // Where the workloads that write put their new vertices.
+    let fresh = datasets::fresh_ids(reference.vertices())?;
     let mut answers = Answers::new(&reference, labelled.as_ref());
     let vertices = reference.sample_vertices(args.runs, args.seed);
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
@@ -358,9 +386,21 @@ fn main() -> anyhow::Result<()> {
     let mut results = Vec::new();
     let mut samples = Vec::new();
     let mut skips = Vec::new();
+    // Peers that could not load the dataset: reported, and left out of what follows.
+    let mut unloaded = Vec::new();
     for i in 0..systems.len() {
         let system = &mut systems[i];
-        let first_of_store = stores.prepare(system.as_mut())?;
+        let first_of_store = match stores.prepare(system.as_mut()) {
+            Ok(first) => first,
+            Err(e) if model::is_peer(system.name()) => {
+                let failed = format!("{} could not load the dataset: {e:#}", system.name());
+                println!("{failed}");
+                skips.push(failed);
+                unloaded.push(system.name());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(db) = &db
             && first_of_store
             && system.store() == stdb::STORE
@@ -441,7 +481,7 @@ fn main() -> anyhow::Result<()> {
                 &pairs[..n.min(pairs.len())],
                 dir,
                 args.depth,
-                labels_k,
+                &labels_present,
                 args.seed,
             );
             answers.prepare(&queries)?;
@@ -449,10 +489,27 @@ fn main() -> anyhow::Result<()> {
             let measured = measure::benchmark(system.as_mut(), workload, &queries, pace, |q, r| {
                 answers.verify(q, r)
             });
-            // A peer that cannot answer (an engine error) is reported, not fatal; a wrong
-            // answer, or SpacetimeDB failing, still fails the run.
+            // A peer that cannot answer (an engine error) or answers wrongly is reported, not
+            // fatal: the report says which. SpacetimeDB or the native floor (the module's
+            // operator) failing either way fails the run.
+            let measured = measured.map_err(|e| {
+                match args.skip_load && e.is::<measure::WrongAnswer>() {
+                true => e.context(
+                    "--skip-load: this run did not load the store, whose counts match the dataset \
+                     but whose edges may not (another --seed, labels or weights); drop \
+                     --skip-load to load it",
+                ),
+                false => e,
+            }
+            });
             let measured = match measured {
-                Err(e) if !system.name().starts_with("stdb") && e.is::<measure::NoAnswer>() => {
+                Err(e) if model::is_peer(system.name()) && e.is::<measure::WrongAnswer>() => {
+                    let failed = format!("{e:#}");
+                    println!("{failed}");
+                    skips.push(failed);
+                    continue;
+                }
+                Err(e) if model::is_peer(system.name()) && e.is::<measure::NoAnswer>() => {
                     let failed = format!("{} fails {workload}: {e}", system.name());
                     println!("{failed}");
                     skips.push(failed);
@@ -476,6 +533,7 @@ fn main() -> anyhow::Result<()> {
             &args,
             db,
             tx,
+            fresh,
             Query::Bfs {
                 start: vertices[0],
                 dir,
@@ -500,7 +558,9 @@ fn main() -> anyhow::Result<()> {
                 },
             ];
             answers.prepare(&traversals)?;
-            traversals_under_writes(&args, db, tx, &traversals, |q, r| answers.verify(q, r))?
+            traversals_under_writes(&args, db, tx, fresh, &traversals, |q, r| {
+                answers.verify(q, r)
+            })?
         }
         _ => Vec::new(),
     };
@@ -508,12 +568,11 @@ fn main() -> anyhow::Result<()> {
     let mut mixed = Vec::new();
     if args.mixed_secs > 0.0 && !vertices.is_empty() {
         let pairs = reference.sample_pairs(args.runs.max(10), Direction::Out, args.seed);
-        let top = reference.vertices().iter().copied().max().unwrap_or(0);
-        let first_id = top
-            .checked_add(2_000_000_000)
-            .context("vertex ids too large for the mixed workload's fresh vertices")?;
+        let first_id = fresh + 2_000_000_000;
         for system in &mut systems {
-            if !args.mixed_systems.iter().any(|s| s == system.name()) {
+            if !args.mixed_systems.iter().any(|s| s == system.name())
+                || unloaded.contains(&system.name())
+            {
                 continue;
             }
             let (server_pid, data_dir) = server_process(&args, system.store());
@@ -568,7 +627,7 @@ fn main() -> anyhow::Result<()> {
     };
 
     let (propagation, throughput) = match &db {
-        Some(db) => live_workloads(&args, db)?,
+        Some(db) => live_workloads(&args, db, fresh)?,
         None => (Vec::new(), Vec::new()),
     };
 
@@ -752,11 +811,12 @@ fn writers_vs_traversals(
     args: &Args,
     db: &GraphDb,
     tx: TxOptions,
+    fresh: u64,
     traversal: Query,
 ) -> anyhow::Result<Vec<Contention>> {
     // A connection of its own: the writes must not queue behind the traversals' calls.
     let writer = db.reconnect();
-    let first_id = db.info()?.max_vertex_id + 1_000_000;
+    let first_id = fresh + 1_000_000;
     let phases = [
         (Mode::Stage2, "Stage-2 full BFS loop", first_id, args.writes),
         (
@@ -784,12 +844,13 @@ fn traversals_under_writes(
     args: &Args,
     db: &GraphDb,
     tx: TxOptions,
+    fresh: u64,
     traversals: &[Query],
     check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<Vec<model::UnderWrites>> {
     let writer = db.reconnect();
     let mut system = SpacetimeDb::new(db.clone(), Mode::Stage2, tx, &args.server_kind);
-    let mut first_id = db.info()?.max_vertex_id + 500_000_000;
+    let mut first_id = fresh + 500_000_000;
     let duration = Duration::from_secs_f64(args.under_writes_secs);
     let mut out = Vec::new();
     for &rate in &args.write_rates {
@@ -823,12 +884,13 @@ fn traversals_under_writes(
 }
 
 /// Write → subscriber latency and concurrent insert throughput over the WebSocket, on fresh
-/// vertices far above the graph's (so that nothing measured before changes).
+/// vertices (so that nothing measured before changes).
 fn live_workloads(
     args: &Args,
     db: &GraphDb,
+    fresh: u64,
 ) -> anyhow::Result<(Vec<model::Propagation>, Vec<model::Throughput>)> {
-    let base = db.info()?.max_vertex_id + 100_000_000;
+    let base = fresh + 100_000_000;
     let mut propagation = Vec::new();
     if args.propagation_writes > 0 {
         for (i, confirmed) in [true, false].into_iter().enumerate() {

@@ -491,3 +491,93 @@ fn label_workloads_without_labels_are_refused() {
         "{stderr}"
     );
 }
+
+/// A dataset at the edges of what the workloads assume: ids at the top of the u64 range (the
+/// workloads that write must find fresh ids elsewhere than above them), a repeated row given
+/// random labels (it keeps one), more random labels than edges (queries name only those some
+/// edge has), and a peer that cannot hold such ids (PostgreSQL's bigint): that peer's load
+/// failure is reported, and every other system runs verified.
+#[test]
+fn a_dataset_at_the_top_of_the_id_space_runs_verified_beside_a_peer_that_cannot_load_it() {
+    let host = TestHost::start();
+    let postgres = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
+    let out = tempfile::tempdir().unwrap();
+    let top = u64::MAX;
+    let rows = [
+        (top, 999_999),
+        (999_999, top - 1),
+        (top - 1, top),
+        (999_999, top - 1),
+        (5, 5),
+        (5, 999_999),
+    ];
+    let file = out.path().join("top.txt");
+    let text: String = rows.iter().map(|(s, d)| format!("{s} {d}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let dataset = format!("file:{}", file.display());
+    let stdout = run_bench(
+        &host,
+        &out.path().join("report"),
+        &[
+            "--dataset",
+            &dataset,
+            "--systems",
+            "stdb,native,postgres",
+            "--postgres",
+            postgres.address(),
+            "--workloads",
+            "neighbors,bfs,path,bfs-labels,bfs-labels-all",
+            "--random-labels",
+            "64",
+            "--runs",
+            "4",
+            "--bfs-runs",
+            "2",
+            "--writes",
+            "2",
+            "--stage1-writes",
+            "0",
+            "--under-writes-secs",
+            "0.3",
+            "--write-rates",
+            "50",
+            "--propagation-writes",
+            "2",
+            "--throughput-inserts",
+            "100",
+            "--connections",
+            "2",
+            "--in-flight",
+            "1",
+            "--roundtrip-calls",
+            "5",
+            "--mixed-secs",
+            "0",
+        ],
+    );
+    assert!(
+        stdout.contains("postgres could not load the dataset")
+            && stdout.contains("does not fit bigint"),
+        "{stdout}"
+    );
+    let report = report(&out.path().join("report"), "top.json");
+    assert_eq!(
+        report["environment"]["edges"], 5,
+        "the repeated row counts once"
+    );
+    let results = report["results"].as_array().unwrap();
+    for workload in ["neighbors", "bfs", "path", "bfs-labels", "bfs-labels-all"] {
+        assert!(
+            results
+                .iter()
+                .any(|r| r["system"] == "stdb" && r["workload"] == workload),
+            "stdb {workload}: {report}"
+        );
+    }
+    assert!(
+        !results.iter().any(|r| r["system"] == "postgres"),
+        "{report}"
+    );
+    assert!(!report["under_writes"].as_array().unwrap().is_empty());
+    assert!(!report["throughput"].as_array().unwrap().is_empty());
+}
