@@ -61,6 +61,12 @@ const INDEX_TIMEOUT: Duration = Duration::from_secs(600);
 /// longer than that while the server builds the previous one ("Timeout writing to socket").
 const LOADER_SOCKET_TIMEOUT_SECS: u32 = 3600;
 
+/// How long one query may run, ms (`GRAPH.QUERY … TIMEOUT`): the label-filtered BFS is a
+/// variable-length pattern, which enumerates paths, and at a large depth on a grid it did not
+/// end within minutes. A query that runs out is reported as failed, and the run goes on; the
+/// slowest query measured here, a full BFS of the LiveJournal-sized graph, takes about 7 s.
+const QUERY_TIMEOUT_MS: u64 = 300_000;
+
 /// The server URL for the bulk loader: `url` with redis-py's `socket_timeout` option.
 fn loader_url(url: &str) -> String {
     let joint = if url.contains('?') { '&' } else { '?' };
@@ -148,6 +154,8 @@ impl FalkorDb {
         let reply: Value = redis::cmd("GRAPH.QUERY")
             .arg(GRAPH)
             .arg(text)
+            .arg("TIMEOUT")
+            .arg(QUERY_TIMEOUT_MS)
             .arg("--compact")
             .query(&mut self.conn)
             .with_context(|| format!("GRAPH.QUERY {}", abbreviate(text)))?;
