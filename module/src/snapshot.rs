@@ -75,10 +75,10 @@ pub struct Snapshot {
     pub graph: AdjacencyGraph,
     /// Heap bytes it holds, as the allocator counted them while it was built and updated.
     pub bytes: u64,
-    /// Arcs that weighted searches on it have read without landmarks since it last had valid
-    /// ones, and whether it ever had them (see [`prepare_landmarks`]).
+    /// Arcs that weighted searches on it have read without landmarks since they were last
+    /// built, and whether they ever were (see [`prepare_landmarks`]).
     pub unguided_arcs: u64,
-    pub had_landmarks: bool,
+    pub built_landmarks: bool,
 }
 
 thread_local! {
@@ -347,14 +347,16 @@ pub fn start(
 /// rebuilt only once the weighted searches since have read as many arcs as the build will
 /// (the build reads every arc once per landmark and once more), so that under steady writes
 /// rebuilding costs at most as much again as searching without them. Graphs whose table would
-/// exceed [`MAX_LANDMARK_BYTES`] get none.
+/// exceed [`MAX_LANDMARK_BYTES`] get none, nor do those whose distances a build finds cannot be
+/// summed exactly (weights too far apart; retried, as a dropped table is rebuilt, only after as
+/// much unguided work, since writes may have changed that).
 pub fn prepare_landmarks(runner: &mut TxRunner, snapshot: &mut Snapshot) {
     let graph = &mut snapshot.graph;
     let table_bytes = (graph.slots() * LANDMARKS * 8) as u64;
     let build_arcs = (LANDMARKS as u64 + 1) * graph.arc_total(Direction::Both);
     if graph.landmarks().is_some()
         || table_bytes > MAX_LANDMARK_BYTES
-        || (snapshot.had_landmarks && snapshot.unguided_arcs < build_arcs)
+        || (snapshot.built_landmarks && snapshot.unguided_arcs < build_arcs)
     {
         return;
     }
@@ -362,12 +364,19 @@ pub fn prepare_landmarks(runner: &mut TxRunner, snapshot: &mut Snapshot) {
     let started = runner.now_us();
     let mut builder = LandmarkBuilder::new(&*graph);
     runner.compute_paced(|units| builder.step(&*graph, units));
-    graph.set_landmarks(builder.finish());
+    let built = builder.finish();
+    let outcome = match built.is_some() {
+        true => "built",
+        false => "not kept (its distances cannot all be summed exactly: weights too far apart)",
+    };
+    if let Some(table) = built {
+        graph.set_landmarks(table);
+    }
     snapshot.bytes = (snapshot.bytes + memory::heap_bytes()).saturating_sub(before);
-    snapshot.had_landmarks = true;
+    snapshot.built_landmarks = true;
     snapshot.unguided_arcs = 0;
     log::info!(
-        "landmarks for weighted paths built on the snapshot of version {}: {} slots, {} ms",
+        "landmarks for weighted paths {outcome} on the snapshot of version {}: {} slots, {} ms",
         snapshot.version,
         graph.slots(),
         (runner.now_us() - started) / 1000
@@ -452,7 +461,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         graph,
         bytes: memory::heap_bytes().saturating_sub(before),
         unguided_arcs: 0,
-        had_landmarks: false,
+        built_landmarks: false,
     })
 }
 

@@ -13,6 +13,12 @@
 //! arcs keeps them valid, adding an arc or a vertex does not. [`AdjacencyGraph`] therefore drops
 //! its table when it gains an arc or a slot.
 //!
+//! They hold for exact distances. The table's are `f64` sums, exact only while every distance is
+//! a multiple of the smallest power of two in the arcs' weights that `f64` can hold: with
+//! weights far apart (2^53 and 0.5, say) a rounded distance can make a bound exceed the true
+//! weight, and the search then stops at a heavier path. A build whose distances grow past
+//! [`exact_below`] gives no table: the searches go unguided, as exact as their own sums.
+//!
 //! [`WeightedPath`]: crate::WeightedPath
 //! [`AdjacencyGraph`]: crate::AdjacencyGraph
 
@@ -52,6 +58,26 @@ impl Landmarks {
     }
 }
 
+/// The bound below which sums of weights whose lowest set bit is `2^lowest_bit` are exact in
+/// `f64`, with a bit to spare for the halves of differences that searches take (see
+/// `dijkstra::Guide`): every multiple of `2^lowest_bit` up to `2^(53 + lowest_bit)` is an `f64`.
+fn exact_below(lowest_bit: i32) -> f64 {
+    2f64.powi(52 + lowest_bit)
+}
+
+/// The exponent of the lowest set bit of a positive, finite `w`: `w` is an odd multiple of
+/// `2^lowest_bit(w)`.
+fn lowest_bit(w: f64) -> i32 {
+    let bits = w.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    match exponent {
+        // Subnormal: `fraction × 2^-1074`.
+        0 => -1074 + fraction.trailing_zeros() as i32,
+        _ => exponent - 1075 + (fraction | 1 << 52).trailing_zeros() as i32,
+    }
+}
+
 /// A lower bound on the weight of every path between the vertices whose landmark rows are `a`
 /// and `b`: infinite when a landmark reaches one and not the other (no path joins them).
 #[inline]
@@ -82,6 +108,10 @@ pub struct LandmarkBuilder {
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     seeding: bool,
     done: bool,
+    /// The lowest set bit of the weights read so far (`i32::MAX`: none above zero).
+    lowest_bit: i32,
+    /// A distance reached [`exact_below`]: the table may hold rounded sums (see the module doc).
+    rounded: bool,
 }
 
 impl LandmarkBuilder {
@@ -95,6 +125,8 @@ impl LandmarkBuilder {
             heap: BinaryHeap::new(),
             seeding: true,
             done: false,
+            lowest_bit: i32::MAX,
+            rounded: false,
         };
         let degree = |s: u32| {
             let [a, b] = graph.rows(s, Direction::Both);
@@ -141,6 +173,10 @@ impl LandmarkBuilder {
                 spent += row.len() as u64;
                 for (i, &t) in row.iter().enumerate() {
                     let w = attrs.get(i).map_or(1.0, |a| f64::from(a.weight));
+                    // Every round reads the same arcs (the seed's component): one is enough.
+                    if self.seeding && w > 0.0 {
+                        self.lowest_bit = self.lowest_bit.min(lowest_bit(w));
+                    }
                     let through = d + w;
                     if through < self.round[t as usize] {
                         self.round[t as usize] = through;
@@ -155,6 +191,17 @@ impl LandmarkBuilder {
     /// A Dijkstra has finished: its distances fill the next column (unless it was the seeding
     /// round), then the vertex farthest from every landmark so far roots the next round.
     fn end_round(&mut self) {
+        let farthest = self
+            .round
+            .iter()
+            .copied()
+            .filter(|d| d.is_finite())
+            .fold(0.0, f64::max);
+        if self.lowest_bit != i32::MAX && farthest >= exact_below(self.lowest_bit) {
+            self.rounded = true;
+            self.done = true;
+            return;
+        }
         if !self.seeding {
             let i = self.chosen;
             for (slot, &d) in self.round.iter().enumerate() {
@@ -186,9 +233,30 @@ impl LandmarkBuilder {
         }
     }
 
-    /// The table; panics if the build has not finished.
-    pub fn finish(self) -> Landmarks {
+    /// The table, or `None` if the graph's distances cannot all be summed exactly (see the
+    /// module doc); panics if the build has not finished.
+    pub fn finish(self) -> Option<Landmarks> {
         assert!(self.done, "landmark build has not finished");
-        Landmarks { dist: self.dist }
+        (!self.rounded).then_some(Landmarks { dist: self.dist })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lowest_set_bit_of_a_weight() {
+        assert_eq!(lowest_bit(1.0), 0);
+        assert_eq!(lowest_bit(12.0), 2);
+        assert_eq!(lowest_bit(1.5), -1);
+        assert_eq!(lowest_bit(2f64.powi(53)), 53);
+        assert_eq!(lowest_bit(f64::from(0.1f32)), -27);
+        assert_eq!(lowest_bit(f64::from(f32::from_bits(1))), -149);
+        assert_eq!(lowest_bit(f64::from_bits(1)), -1074);
+        // Sums of such weights stay exact below the bound: 2^52 halves and units.
+        let below = exact_below(-1);
+        assert_eq!(below, 2f64.powi(51));
+        assert_eq!((below - 0.5) + 0.5, below);
     }
 }

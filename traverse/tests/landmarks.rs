@@ -7,8 +7,8 @@
 use graph_reference::generate::grid;
 use graph_reference::{Follow, LabelledGraph};
 use graph_traverse::{
-    AdjacencyGraph, ArcAttrs, Change, Direction, LandmarkBuilder, Landmarks, Progress,
-    WeightedOutcome, WeightedPath, WeightedQuery,
+    AdjacencyGraph, ArcAttrs, Change, Direction, LandmarkBuilder, Landmarks, NeighborSource,
+    Progress, WeightedOutcome, WeightedPath, WeightedQuery, lower_bound,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -21,7 +21,7 @@ const DIRS: [Direction; 3] = [Direction::Out, Direction::In, Direction::Both];
 fn landmarks(graph: &AdjacencyGraph, budget: u64) -> Landmarks {
     let mut build = LandmarkBuilder::new(graph);
     while build.step(graph, budget) == Progress::Suspended {}
-    build.finish()
+    build.finish().expect("exact distances")
 }
 
 fn graph_of(reference: &LabelledGraph) -> AdjacencyGraph {
@@ -159,4 +159,99 @@ fn a_new_vertex_drops_the_landmarks_and_an_empty_graph_has_none_to_use() {
     let empty = AdjacencyGraph::new([], &[]);
     let table = landmarks(&empty, 10);
     assert_eq!(table.slots(), 0);
+}
+
+/// A graph whose weights are far apart (2^53 beside 0.5): a landmark at the heavy arc's end
+/// would hold rounded distances, one of which made a bound on 5 → 6 exceed the lightest path
+/// (1.5), and the search stopped at 5 → 6 (2). The build gives no table, and the path is found.
+#[test]
+fn weights_too_far_apart_to_sum_exactly_give_no_landmarks() {
+    let arcs = [
+        (101, 9, 2f32.powi(53)),
+        (9, 4, 1.5),
+        (10, 4, 0.5),
+        (5, 10, 0.5),
+        (10, 6, 1.0),
+        (5, 6, 2.0),
+    ];
+    let reference = LabelledGraph::new(
+        [4, 5, 6, 9, 10, 101],
+        arcs.iter().map(|&(s, d, w)| (s, d, 0, w)),
+    );
+    let graph = graph_of(&reference);
+    let mut build = LandmarkBuilder::new(&graph);
+    while build.step(&graph, 3) == Progress::Suspended {}
+    assert!(build.finish().is_none());
+    for dir in DIRS {
+        agrees(&graph, &reference, 5, 6, dir);
+    }
+    let query = WeightedQuery {
+        source: 5,
+        target: 6,
+        dir: Direction::Both,
+    };
+    let (found, _) = WeightedPath::new(query, None).run(&graph);
+    assert_eq!(
+        found,
+        WeightedOutcome::Found {
+            path: vec![5, 10, 6],
+            weight: 1.5
+        }
+    );
+}
+
+/// Weights spread over many orders of magnitude, from a few bits to the whole `f32` range: where
+/// a table is built, every bound it gives is at most the weight of the lightest path between
+/// its two vertices, arcs taken both ways (the reference's); and every search agrees with the
+/// reference, guided or not.
+#[test]
+fn every_bound_of_a_table_is_at_most_the_true_distance_whatever_the_weights() {
+    let (mut kept, mut dropped) = (0, 0);
+    for seed in 0..240 {
+        let tg = random_graph(seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb0b);
+        // Exponents of two from -span to +span: 0 (integers and halves), 10, 40 or 100.
+        let span = [1, 10, 40, 100][seed as usize % 4];
+        let arcs: Vec<(u64, u64, u32, f32)> = tg
+            .arcs
+            .iter()
+            .map(|&(s, d)| {
+                let w = 2f32.powi(rng.gen_range(-span..=span)) * rng.gen_range(1..8) as f32;
+                (s, d, 0, w)
+            })
+            .collect();
+        let reference = LabelledGraph::new(tg.vertices.iter().copied(), arcs);
+        let mut graph = graph_of(&reference);
+        let mut build = LandmarkBuilder::new(&graph);
+        while build.step(&graph, 1 + seed % 7) == Progress::Suspended {}
+        let Some(table) = build.finish() else {
+            dropped += 1;
+            continue;
+        };
+        kept += 1;
+        graph.set_landmarks(table);
+        let vertices: Vec<u64> = reference.vertices().collect();
+        for &a in &vertices {
+            for &b in &vertices {
+                let (Some(ra), Some(rb)) = (graph.landmark_row(a), graph.landmark_row(b)) else {
+                    continue;
+                };
+                let bound = lower_bound(ra, rb);
+                match reference.dijkstra(a, b, Direction::Both, Follow::ALL) {
+                    Some(Some(d)) => {
+                        assert!(bound <= d, "seed {seed}: {a}–{b} bound {bound} > {d}")
+                    }
+                    _ => assert!(bound.is_infinite() || bound == 0.0, "seed {seed}: {a}–{b}"),
+                }
+            }
+        }
+        for _ in 0..6 {
+            let (a, b) = (
+                vertices[rng.gen_range(0..vertices.len())],
+                vertices[rng.gen_range(0..vertices.len())],
+            );
+            agrees(&graph, &reference, a, b, DIRS[rng.gen_range(0..3)]);
+        }
+    }
+    assert!(kept > 60 && dropped > 30, "kept {kept}, dropped {dropped}");
 }
