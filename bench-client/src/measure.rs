@@ -65,39 +65,26 @@ pub fn measure<I, T>(
     Ok(measured)
 }
 
+/// A system that failed to answer a query (an engine error, not a wrong answer): a peer's
+/// failure is reported as such, and the run goes on without the rest of that workload.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoAnswer(pub String);
+
+/// An answer that verification refused: a peer's is reported, as a wrong answer, and the run
+/// goes on without the rest of that workload; SpacetimeDB's fails the run.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct WrongAnswer(pub String);
+
 /// Asks `system` each of `workload`'s `queries` (after `warmup` unmeasured ones) and returns
 /// one sample per query. `check` verifies each reply (see `verify::verify`); a wrong answer
-/// ends the loop with a [`WrongAnswer`] naming the system, the workload and the query.
+/// ends the loop with a [`WrongAnswer`] naming the system, the workload and the query, and a
+/// failed call with a [`NoAnswer`].
 ///
 /// A sample's time is the client's clock around the call, except for a system that measured
 /// the call in the engine's own process ([`crate::system::Answer::in_process_ns`]: Kuzu behind
 /// its worker's pipe), whose time is that one, with the client's clock kept beside it.
-/// A system that failed to answer a query (an engine error, not a wrong answer): a peer's
-/// failure is reported as such, and the run goes on without the rest of that workload.
-#[derive(Debug)]
-pub struct NoAnswer(pub String);
-
-impl std::fmt::Display for NoAnswer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for NoAnswer {}
-
-/// An answer that verification refused: a peer's is reported, as a wrong answer, and the run
-/// goes on without the rest of that workload; SpacetimeDB's fails the run.
-#[derive(Debug)]
-pub struct WrongAnswer(pub String);
-
-impl std::fmt::Display for WrongAnswer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for WrongAnswer {}
-
 pub fn benchmark(
     system: &mut dyn System,
     workload: Workload,

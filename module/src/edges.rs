@@ -98,8 +98,8 @@ pub fn find(db: &Local, src: u64, dst: u64) -> Option<Arc> {
     }
 }
 
-/// Stores `arc`, which must not be stored yet (with any attributes).
-pub fn insert(db: &Local, arc: Arc) {
+/// `arc` as a row of the table it belongs in, handed to `narrow` (an [`Edge`]) or `wide`.
+fn with_row<T>(arc: Arc, narrow: impl FnOnce(&Edge) -> T, wide: impl FnOnce(&WideEdge) -> T) -> T {
     let Arc {
         src,
         dst,
@@ -107,26 +107,29 @@ pub fn insert(db: &Local, arc: Arc) {
         weight,
     } = arc;
     if arc.is_narrow() {
-        rows::insert(
-            &db.edge(),
-            &Edge {
-                fwd: pack(src, dst),
-                rev: pack(dst, src),
-                label,
-                weight,
-            },
-        );
+        narrow(&Edge {
+            fwd: pack(src, dst),
+            rev: pack(dst, src),
+            label,
+            weight,
+        })
     } else {
-        rows::insert(
-            &db.wide_edge(),
-            &WideEdge {
-                fwd: pack_wide(src, dst),
-                rev: pack_wide(dst, src),
-                label,
-                weight,
-            },
-        );
+        wide(&WideEdge {
+            fwd: pack_wide(src, dst),
+            rev: pack_wide(dst, src),
+            label,
+            weight,
+        })
     }
+}
+
+/// Stores `arc`, which must not be stored yet (with any attributes).
+pub fn insert(db: &Local, arc: Arc) {
+    with_row(
+        arc,
+        |row| rows::insert(&db.edge(), row),
+        |row| rows::insert(&db.wide_edge(), row),
+    )
 }
 
 /// What [`insert_if_absent`] found.
@@ -142,39 +145,17 @@ pub enum Stored {
 
 /// Stores `arc` unless an arc between its ends is stored (see [`rows::insert_if_absent`]).
 pub fn insert_if_absent(db: &Local, arc: Arc) -> Stored {
-    let Arc {
-        src,
-        dst,
-        label,
-        weight,
-    } = arc;
-    let inserted = if arc.is_narrow() {
-        rows::insert_if_absent(
-            &db.edge(),
-            &Edge {
-                fwd: pack(src, dst),
-                rev: pack(dst, src),
-                label,
-                weight,
-            },
-        )
-    } else {
-        rows::insert_if_absent(
-            &db.wide_edge(),
-            &WideEdge {
-                fwd: pack_wide(src, dst),
-                rev: pack_wide(dst, src),
-                label,
-                weight,
-            },
-        )
-    };
+    let inserted = with_row(
+        arc,
+        |row| rows::insert_if_absent(&db.edge(), row),
+        |row| rows::insert_if_absent(&db.wide_edge(), row),
+    );
     match inserted {
         rows::Inserted::New => Stored::New,
         rows::Inserted::Already => Stored::Already,
         // `fwd` and `rev` hold the same pair of ends: the row holding either is this arc's.
         rows::Inserted::KeyTaken => Stored::Differs(
-            find(db, src, dst).expect("a row holds the key of the arc between these ends"),
+            find(db, arc.src, arc.dst).expect("a row holds the key of the arc between these ends"),
         ),
     }
 }
