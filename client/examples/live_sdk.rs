@@ -16,7 +16,7 @@
 use graph_client::module_bindings::{
     DbConnection, EdgeTableAccess, GraphMetaTableAccess, PathStatus, add_edges, shortest_path,
 };
-use spacetimedb_sdk::{DbContext, Table, TableWithPrimaryKey};
+use spacetimedb_sdk::{DbContext, Event, Table, TableWithPrimaryKey};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -30,8 +30,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let conn = DbConnection::builder()
         .with_uri(url)
         .with_database_name(database)
-        // Without a token the server makes a new identity, which may read but not write.
-        .with_token(std::env::var("GRAPH_TOKEN").ok())
+        // Without a token the server makes a new identity, which may read but not write. (A
+        // token read from a file ends with a newline, which no token holds.)
+        .with_token(
+            std::env::var("GRAPH_TOKEN")
+                .ok()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty()),
+        )
         .on_connect(|_, identity, _token| println!("connected as {identity}"))
         .build()?;
     conn.run_threaded();
@@ -41,7 +47,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     conn.db
         .graph_meta()
         .on_update(|_, _old, new| println!("graph version {}: {} edges", new.version, new.edges));
-    conn.db.edge().on_insert(move |_, edge| {
+    conn.db.edge().on_insert(move |ctx, edge| {
+        // The rows the subscription starts with arrive as inserts too, marked SubscribeApplied;
+        // those of a write carry its transaction's event.
+        if matches!(ctx.event, Event::SubscribeApplied) {
+            return;
+        }
         println!("new edge {} → {}", edge.src(), edge.dst());
         let _ = seen.send(edge.dst());
     });
@@ -63,21 +74,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ]);
     applied.recv_timeout(Duration::from_secs(10))?;
 
-    // A reducer call: 1 → 2 → 3, plus an edge from 1 numbered by the clock, so that each run
-    // adds one the subscription has not seen yet.
-    let fresh = 1_000
-        + std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)?
-            .as_secs()
-            % 1_000_000;
+    // A reducer call: 1 → 2 → 3, plus an edge from 1 to a vertex it has no edge to yet (one
+    // past its largest neighbor in the client's cache, which holds vertex 1's out-edges), so
+    // that each run adds one the subscription has not seen.
+    let fresh = conn
+        .db
+        .edge()
+        .iter()
+        .map(|e| e.dst())
+        .max()
+        .unwrap_or(0)
+        .max(999)
+        + 1;
+    let (sent, outcome) = mpsc::channel();
     conn.reducers
-        .add_edges_then(vec![1, 2, 1], vec![2, 3, fresh], |_, outcome| {
-            if let Ok(Err(e)) | Err(e) = outcome.map_err(|e| e.to_string()) {
-                eprintln!("add_edges failed: {e}");
-            }
+        .add_edges_then(vec![1, 2, 1], vec![2, 3, fresh], move |_, outcome| {
+            let _ = sent.send(outcome.map_err(|e| e.to_string()).and_then(|r| r));
         })?;
-    let dst = edge_arrived.recv_timeout(Duration::from_secs(10))?;
-    println!("the subscription saw 1 → {dst}");
+    outcome
+        .recv_timeout(Duration::from_secs(10))?
+        .map_err(|e| format!("add_edges failed: {e}"))?;
+    // The write committed: its new edge 1 → fresh is pushed to the subscription (1 → 2 only if
+    // it was new).
+    while edge_arrived.recv_timeout(Duration::from_secs(10))? != fresh {}
+    println!("the subscription saw 1 → {fresh}");
 
     // A procedure call: the typed result arrives in the callback.
     let (answer, path) = mpsc::channel();

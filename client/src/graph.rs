@@ -49,6 +49,10 @@ pub enum ClientError {
     /// The module refused the query; see [`GraphError`].
     #[error("{0}")]
     Graph(GraphError),
+    /// The call was not sent: the module would refuse it (a batch over its limit), or the
+    /// transport cannot carry it (a weight that is not finite, which JSON has no number for).
+    #[error("`{function}` not sent: {message}")]
+    NotSent { function: String, message: String },
 }
 
 impl ClientError {
@@ -518,6 +522,42 @@ impl GraphDb {
         }
     }
 
+    /// `add_labelled_edges`' arguments, as `GraphDb::add_labelled_edges` takes them, unless
+    /// the call cannot be sent: too many edges, or over HTTP a weight that is not finite (the
+    /// module refuses those, but JSON has no number for them: the HTTP API would refuse the
+    /// body without saying why).
+    fn labelled_args(
+        &self,
+        src: &[u64],
+        dst: &[u64],
+        label_names: &[String],
+        labels: &[u32],
+        weights: &[f32],
+    ) -> Result<mb::add_labelled_edges_reducer::AddLabelledEdgesArgs, ClientError> {
+        check_batch("add_labelled_edges", src.len())?;
+        let not_finite = weights.iter().position(|w| !w.is_finite());
+        if let Some(i) = not_finite.filter(|_| self.transport() == TransportKind::Http) {
+            let ends = match (src.get(i), dst.get(i)) {
+                (Some(s), Some(d)) => format!(" ({s} → {d})"),
+                _ => String::new(),
+            };
+            return Err(ClientError::NotSent {
+                function: "add_labelled_edges".into(),
+                message: format!(
+                    "edge {i}{ends} has weight {}: weights must be finite and non-negative",
+                    weights[i]
+                ),
+            });
+        }
+        Ok(mb::add_labelled_edges_reducer::AddLabelledEdgesArgs {
+            src: src.to_vec(),
+            dst: dst.to_vec(),
+            label_names: label_names.to_vec(),
+            labels: labels.to_vec(),
+            weights: weights.to_vec(),
+        })
+    }
+
     /// A reducer call over the HTTP call route, where a 530 is the reducer's own failure.
     fn http_reducer<A: __sats::Serialize>(
         &self,
@@ -538,6 +578,7 @@ impl GraphDb {
     /// Inserts edges in one call (at most [`MAX_BATCH_EDGES`]); duplicates are ignored.
     pub fn add_edges(&self, src: &[u64], dst: &[u64]) -> Result<(), ClientError> {
         use mb::add_edges_reducer::{AddEdgesArgs, add_edges};
+        check_batch("add_edges", src.len())?;
         let args = AddEdgesArgs {
             src: src.to_vec(),
             dst: dst.to_vec(),
@@ -555,6 +596,7 @@ impl GraphDb {
     /// call completes before this returns.
     pub fn send_add_edges(&self, src: &[u64], dst: &[u64]) -> Result<ReducerInFlight, ClientError> {
         use mb::add_edges_reducer::{AddEdgesArgs, add_edges};
+        check_batch("add_edges", src.len())?;
         let args = AddEdgesArgs {
             src: src.to_vec(),
             dst: dst.to_vec(),
@@ -578,6 +620,7 @@ impl GraphDb {
         then: impl FnOnce(Result<(), ClientError>) + Send + 'static,
     ) -> Result<(), ClientError> {
         use mb::add_edges_reducer::{AddEdgesArgs, add_edges};
+        check_batch("add_edges", src.len())?;
         let args = AddEdgesArgs {
             src: src.to_vec(),
             dst: dst.to_vec(),
@@ -605,7 +648,7 @@ impl GraphDb {
         labels: &[u32],
         weights: &[f32],
     ) -> Result<(), ClientError> {
-        let args = labelled_args(src, dst, label_names, labels, weights);
+        let args = self.labelled_args(src, dst, label_names, labels, weights)?;
         self.reducer("add_labelled_edges", args, true, send_labelled)
     }
 
@@ -619,6 +662,7 @@ impl GraphDb {
         labels: &[u32],
     ) -> Result<(), ClientError> {
         use mb::set_vertex_labels_reducer::{SetVertexLabelsArgs, set_vertex_labels};
+        check_batch("set_vertex_labels", ids.len())?;
         let args = SetVertexLabelsArgs {
             ids: ids.to_vec(),
             label_names: label_names.to_vec(),
@@ -680,12 +724,13 @@ impl GraphDb {
             true => &[][..],
             false => &edges.weights[range],
         };
-        let args = labelled_args(src, dst, &names, &labels, weights);
+        let args = self.labelled_args(src, dst, &names, &labels, weights)?;
         self.send_reducer("add_labelled_edges", args, send_labelled)
     }
 
     pub fn add_vertices(&self, ids: &[u64]) -> Result<(), ClientError> {
         use mb::add_vertices_reducer::{AddVerticesArgs, add_vertices};
+        check_batch("add_vertices", ids.len())?;
         let args = AddVerticesArgs { ids: ids.to_vec() };
         self.reducer("add_vertices", args, true, |conn, a, reply| {
             conn.reducers
@@ -695,6 +740,7 @@ impl GraphDb {
 
     pub fn remove_edges(&self, src: &[u64], dst: &[u64]) -> Result<(), ClientError> {
         use mb::remove_edges_reducer::{RemoveEdgesArgs, remove_edges};
+        check_batch("remove_edges", src.len())?;
         let args = RemoveEdgesArgs {
             src: src.to_vec(),
             dst: dst.to_vec(),
@@ -1377,21 +1423,21 @@ impl ReducerInFlight {
     }
 }
 
-/// `add_labelled_edges`' arguments, as `GraphDb::add_labelled_edges` takes them.
-fn labelled_args(
-    src: &[u64],
-    dst: &[u64],
-    label_names: &[String],
-    labels: &[u32],
-    weights: &[f32],
-) -> mb::add_labelled_edges_reducer::AddLabelledEdgesArgs {
-    mb::add_labelled_edges_reducer::AddLabelledEdgesArgs {
-        src: src.to_vec(),
-        dst: dst.to_vec(),
-        label_names: label_names.to_vec(),
-        labels: labels.to_vec(),
-        weights: weights.to_vec(),
+/// Refuses, before sending, a call the module would refuse for its size (see
+/// [`MAX_BATCH_EDGES`]). Over the WebSocket a call past the server's message limit (a few
+/// million edges) would close the connection without a word; one a little over the module's
+/// limit would cross the network for nothing.
+fn check_batch(function: &str, items: usize) -> Result<(), ClientError> {
+    if items > MAX_BATCH_EDGES {
+        return Err(ClientError::NotSent {
+            function: function.into(),
+            message: format!(
+                "batch of {items} exceeds the limit of {MAX_BATCH_EDGES} per call; split it \
+                 (GraphDb::load does)"
+            ),
+        });
     }
+    Ok(())
 }
 
 /// Sends `add_labelled_edges` over the WebSocket, its outcome going to `reply`.

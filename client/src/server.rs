@@ -85,8 +85,11 @@ impl Server {
         self.token.as_deref()
     }
 
+    /// Calls as the identity of `token`. Whitespace around it (the newline of a token read
+    /// from a file) is dropped: no token holds any, and HTTP headers cannot carry a newline.
     pub fn with_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
+        let token = token.into();
+        self.token = Some(token.trim().to_string());
         self
     }
 

@@ -8,7 +8,7 @@ use crate::graph::{ClientError, GraphDb, GraphMeta};
 use crate::module_bindings::{
     EdgeLabelTableAccess, EdgeTableAccess, GraphMetaTableAccess, WideEdgeTableAccess,
 };
-use crate::ws::DbConnectionRef;
+use crate::ws::{DbConnectionRef, Drive};
 use spacetimedb_sdk::{DbContext as _, Event, Table as _, TableWithPrimaryKey as _};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -106,8 +106,19 @@ impl Watch {
 }
 
 /// Subscribes, on `db`'s WebSocket connection, to the graph's meta row and to `vertex`'s
-/// out-edges; the changes arrive through the returned [`Watch`]. Fails on an HTTP-only `db`.
+/// out-edges; the changes arrive through the returned [`Watch`]. Fails on an HTTP-only `db`,
+/// and on a connection driven by its callers ([`Drive::Caller`]), which reads what the server
+/// pushes only while a call waits.
 pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
+    if db.drive() == Some(Drive::Caller) {
+        return Err(ClientError::Internal {
+            function: "watch".into(),
+            message: "a connection driven by its callers (Drive::Caller) reads the server's \
+                      messages only while a call waits, so a subscription on it would see \
+                      nothing: watch on a GraphDb with Drive::Background (the default)"
+                .into(),
+        });
+    }
     let conn = db.ws_connection().ok_or_else(|| ClientError::Internal {
         function: "watch".into(),
         message: "subscriptions need the WebSocket transport".into(),

@@ -859,3 +859,39 @@ fn an_interrupted_load_says_where_to_resume() {
     let check = cli.json(&["check"]);
     assert_eq!(check["problems"], 0, "{check}");
 }
+
+/// A token read from a file keeps the file's newline (the owner tokens `scripts/run` writes
+/// end with one): the CLI sends it without, over every transport, and a weight the module
+/// refuses is refused in its words even where JSON cannot carry it.
+#[test]
+fn a_token_with_a_newline_and_a_weight_json_cannot_carry() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let with_newline = Cli {
+        url: cli.url.clone(),
+        token: format!("{}\r\n", cli.token),
+    };
+    for (i, transport) in ["ws", "http", "auto"].into_iter().enumerate() {
+        let dst = (i + 2).to_string();
+        let out = with_newline.run(&["--transport", transport, "add-edge", "1", &dst]);
+        assert!(out.status.success(), "{transport}: {out:?}");
+    }
+    assert_eq!(cli.json(&["stats"])["edges"], 3);
+    for transport in ["ws", "http"] {
+        for weight in ["nan", "inf"] {
+            let err = cli.fails(&[
+                "--transport",
+                transport,
+                "add-edge",
+                "5",
+                "6",
+                "--weight",
+                weight,
+            ]);
+            assert!(
+                err.contains("finite and non-negative"),
+                "{transport} {weight}: {err}"
+            );
+        }
+    }
+    assert_eq!(cli.json(&["stats"])["edges"], 3);
+}

@@ -61,12 +61,29 @@ fn examples_run_against_a_published_module() {
         .unwrap_or_else(|| panic!("no path line in\n{out}"));
     assert_eq!(hops, ring_distance(0, 555), "{out}");
 
-    // Run twice: the second run adds an edge the subscription has not seen yet.
+    // Run twice: each run adds an edge the subscription has not seen yet, and reports as new
+    // none of the edges that were there when it subscribed (the ring's 1 → 2 among them).
     for _ in 0..2 {
         let out = stdout(&run("live_sdk", &host, token));
         assert!(out.contains("the subscription saw 1 → "), "{out}");
+        assert!(!out.contains("new edge 1 → 2"), "{out}");
         assert!(out.contains("1 → 3: [1, 2, 3]"), "{out}");
     }
+    // Without a token its write is refused: it says so, fails, and claims to have seen nothing.
+    let out = run("live_sdk", &host, None);
+    let (stdout_text, stderr_text) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!out.status.success(), "{stdout_text}");
+    assert!(
+        stderr_text.contains("add_edges failed") && stderr_text.contains("may not change"),
+        "{stderr_text}"
+    );
+    assert!(
+        !stdout_text.contains("the subscription saw"),
+        "{stdout_text}"
+    );
 
     // Without the owner's token the write is refused, and the example says so.
     let out = run("shortest_path", &host, None);

@@ -1,7 +1,7 @@
 //! The typed client over the SDK's WebSocket: live changes through `watch`, and a connection
 //! that outlives a host restart. The real host and module, the real SDK.
 
-use graph_client::graph::{Direction, GraphDb, GraphMeta};
+use graph_client::graph::{ClientError, Direction, GraphDb, GraphMeta};
 use graph_client::watch::{Change, WatchedEdge, watch};
 use graph_client::ws::Drive;
 use graph_testkit::TestHost;
@@ -239,4 +239,34 @@ fn threads_share_a_caller_driven_connection() {
             });
         }
     });
+}
+
+/// Calls that could not work are refused before anything is sent, with a reason: a
+/// subscription on a connection driven by its callers (nothing would read what the server
+/// pushes between calls), and a batch over the module's limit (past the server's message limit
+/// the WebSocket would only close). The connection serves on.
+#[test]
+fn what_could_not_work_is_refused_before_it_is_sent() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let caller = GraphDb::websocket(server.clone(), "graph", None).with_drive(Drive::Caller);
+    let refused = watch(&caller, Some(1)).err().expect("watch refused");
+    assert!(
+        refused.to_string().contains("Drive::Background"),
+        "{refused}"
+    );
+    let db = GraphDb::websocket(server, "graph", None);
+    for items in [200_001, 5_000_000] {
+        let ids = vec![1u64; items];
+        let err = db.add_edges(&ids, &ids).unwrap_err();
+        assert!(
+            matches!(&err, ClientError::NotSent { .. })
+                && err.to_string().contains("exceeds the limit"),
+            "{err}"
+        );
+        let err = db.remove_edges(&ids, &ids).unwrap_err();
+        assert!(matches!(&err, ClientError::NotSent { .. }), "{err}");
+    }
+    caller.add_edges(&[1], &[2]).unwrap();
+    assert_eq!(db.info().unwrap().edges, 1);
 }
