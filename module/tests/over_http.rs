@@ -568,8 +568,20 @@ fn errors_are_typed_and_bad_input_commits_nothing() {
             if reducer == "add_edges" && message.contains("pair up")),
         "{err}"
     );
+    // A batch over the limit: the library does not send it, and the module, called directly,
+    // refuses it.
     let many = vec![5u64; 200_001];
-    let err = db.add_edges(&many, &many).unwrap_err().to_string();
+    let err = db.add_edges(&many, &many).unwrap_err();
+    assert!(
+        matches!(&err, ClientError::NotSent { .. })
+            && err.to_string().contains("exceeds the limit"),
+        "{err}"
+    );
+    let err = db
+        .server()
+        .call(db.database(), "add_edges", &serde_json::json!([many, many]))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("exceeds the limit"), "{err}");
     let huge = vec![u64::MAX; 60_000];
     let err = db.add_edges(&huge, &huge).unwrap_err().to_string();

@@ -62,7 +62,7 @@ struct Global {
     #[arg(long, global = true, env = "GRAPH_DATABASE", default_value = "graph")]
     database: String,
     /// Identity token; by default one is created and remembered per server.
-    #[arg(long, global = true, env = "GRAPH_TOKEN")]
+    #[arg(long, global = true, env = "GRAPH_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// How to reach the module: the SDK's WebSocket, the HTTP call route, or the WebSocket
     /// when the server accepts it and HTTP otherwise.
