@@ -19,7 +19,7 @@ use anyhow::Context as _;
 use axum::serve::ListenerExt as _;
 use clap::{Parser, Subcommand};
 use spacetimedb::client::ClientActorIndex;
-use spacetimedb::db::{self, persistence::LocalPersistenceProvider};
+use spacetimedb::db;
 use spacetimedb::energy::NullEnergyMonitor;
 use spacetimedb::host::{DiskStorage, HostController, HostRuntimeConfig, IdcConfig};
 use spacetimedb::startup::RayonCores;
@@ -171,9 +171,7 @@ async fn serve(
         .context("another graph-host seems to use this data dir")?;
 
     let programs = Arc::new(DiskStorage::new(engine_dir.0.join("program-bytes")).await?);
-    let persistence = Arc::new(persistence::SnapshotOnStop::new(
-        LocalPersistenceProvider::new(engine_dir.clone()),
-    ));
+    let persistence = Arc::new(persistence::SnapshotOnStop::new(engine_dir.clone()));
     let hc = HostController::new(
         engine_dir.clone(),
         db::Config {

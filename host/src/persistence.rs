@@ -7,10 +7,19 @@
 //! after each restart (34 s of a 146 s restart on the LiveJournal-sized graph). A snapshot taken
 //! as the host stops leaves nothing to replay after a clean stop; after a crash the engine
 //! recovers as before.
+//!
+//! A process killed while the engine writes (or compresses) a snapshot leaves that snapshot
+//! unfinished, marked by its lock file. The engine never restores such a snapshot, but the lock
+//! makes its next snapshot at the same offset fail ("Failed to acquire lock"), so a later
+//! crash replays the log from an older one. Each database's unfinished snapshots are therefore
+//! removed as it starts, which only this host can be doing: it holds the data dir's pid file.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use spacetimedb_paths::server::ServerDataDir;
 
 use spacetimedb::db::persistence::{
     Database, Durability, LocalPersistenceProvider, Persistence, PersistenceProvider,
@@ -21,6 +30,7 @@ use spacetimedb::db::snapshot::SnapshotWorker;
 /// commit log, so that [`SnapshotOnStop::snapshot_all`] can snapshot them before they stop.
 pub struct SnapshotOnStop {
     local: LocalPersistenceProvider,
+    data_dir: Arc<ServerDataDir>,
     replicas: Mutex<HashMap<u64, Replica>>,
 }
 
@@ -30,9 +40,11 @@ struct Replica {
 }
 
 impl SnapshotOnStop {
-    pub fn new(local: LocalPersistenceProvider) -> Self {
+    /// Persistence in `data_dir`, whose pid file the caller holds.
+    pub fn new(data_dir: Arc<ServerDataDir>) -> Self {
         Self {
-            local,
+            local: LocalPersistenceProvider::new(data_dir.clone()),
+            data_dir,
             replicas: Mutex::default(),
         }
     }
@@ -83,6 +95,14 @@ impl PersistenceProvider for SnapshotOnStop {
         database: &Database,
         replica_id: u64,
     ) -> anyhow::Result<Persistence> {
+        let snapshots = self.data_dir.replica(replica_id).snapshots();
+        match remove_unfinished_snapshots(&snapshots.0) {
+            Ok(0) => {}
+            Ok(n) => log::warn!(
+                "replica {replica_id}: removed {n} unfinished snapshot(s) a stopped process left"
+            ),
+            Err(e) => log::warn!("replica {replica_id}: looking for unfinished snapshots: {e}"),
+        }
         let persistence = self.local.persistence(database, replica_id).await?;
         if let Some(snapshots) = &persistence.snapshots {
             self.replicas.lock().unwrap().insert(
@@ -94,5 +114,62 @@ impl PersistenceProvider for SnapshotOnStop {
             );
         }
         Ok(persistence)
+    }
+}
+
+/// Removes from the snapshot repository `dir` every snapshot whose lock file is still there
+/// (`<offset>.lock` beside `<offset>.snapshot_dir`), with its lock; returns how many. A
+/// missing `dir` holds none.
+fn remove_unfinished_snapshots(dir: &Path) -> std::io::Result<usize> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let lock = entry?.path();
+        if lock.extension().is_none_or(|ext| ext != "lock") {
+            continue;
+        }
+        let snapshot = lock.with_extension("snapshot_dir");
+        if snapshot.exists() {
+            std::fs::remove_dir_all(&snapshot)?;
+        }
+        std::fs::remove_file(&lock)?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_snapshots_go_and_finished_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        for snapshot in ["00000000000000000050", "00000000000000000071"] {
+            std::fs::create_dir_all(at(&format!("{snapshot}.snapshot_dir/objects"))).unwrap();
+            std::fs::write(
+                at(&format!(
+                    "{snapshot}.snapshot_dir/{snapshot}.snapshot_bsatn"
+                )),
+                b"x",
+            )
+            .unwrap();
+        }
+        std::fs::write(at("00000000000000000071.lock"), b"").unwrap();
+        // A lock whose snapshot directory was not created yet.
+        std::fs::write(at("00000000000000000090.lock"), b"").unwrap();
+        assert_eq!(remove_unfinished_snapshots(dir.path()).unwrap(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["00000000000000000050.snapshot_dir"]);
+        assert_eq!(remove_unfinished_snapshots(&at("missing")).unwrap(), 0);
     }
 }
