@@ -134,24 +134,33 @@ pub fn with_random_labels(edges: &EdgeList, k: u32, seed: u64) -> EdgeList {
 }
 
 /// Ids the workloads that write may give new vertices: [`FRESH_SPAN`] ids from the one
-/// returned, none of them a vertex of `vertices` (sorted, distinct). Just above the largest
-/// vertex where they fit below 2^64; otherwise in the first gap between vertices wide enough.
+/// returned, none of them a vertex of `vertices` (sorted, distinct). Below 2^63 where they fit,
+/// since every peer stores ids as signed 64-bit integers: just above the largest vertex there,
+/// else in the first gap between vertices wide enough; only then at or above 2^63.
 pub fn fresh_ids(vertices: &[u64]) -> anyhow::Result<u64> {
-    let fits = |start: u64| start.checked_add(FRESH_SPAN).is_some();
-    let above = vertices.last().map_or(Some(0), |top| top.checked_add(1));
-    if let Some(start) = above
-        && fits(start)
-    {
-        return Ok(start);
+    [i64::MAX as u64, u64::MAX]
+        .into_iter()
+        .find_map(|last| free_block(vertices, last))
+        .with_context(|| format!("no {FRESH_SPAN} consecutive ids are free around the dataset's"))
+}
+
+/// The first id of [`FRESH_SPAN`] free ids that end at or below `last`: just above the largest
+/// vertex below that block if there is room, else the first gap wide enough.
+fn free_block(vertices: &[u64], last: u64) -> Option<u64> {
+    let fits = |start: u64, end: u64| end - start >= FRESH_SPAN;
+    let below = &vertices[..vertices.partition_point(|&v| v <= last)];
+    let above = below.last().map_or(Some(0), |&top| top.checked_add(1));
+    if let Some(above) = above.filter(|&a| a <= last && fits(a, last)) {
+        return Some(above);
     }
     let mut start = 0;
-    for &v in vertices {
-        if v - start >= FRESH_SPAN {
-            return Ok(start);
+    for &v in below {
+        if fits(start, v) {
+            return Some(start);
         }
         start = v.saturating_add(1);
     }
-    bail!("no {FRESH_SPAN} consecutive ids are free around the dataset's vertex ids")
+    None
 }
 
 /// How many fresh ids [`fresh_ids`] sets aside: the write workloads place theirs at offsets
@@ -183,12 +192,15 @@ mod tests {
     fn fresh_ids_avoid_every_vertex() {
         assert_eq!(fresh_ids(&[]).unwrap(), 0);
         assert_eq!(fresh_ids(&[3, 9]).unwrap(), 10);
-        let top = u64::MAX;
-        // No room above: the first gap wide enough.
+        let (top, signed) = (u64::MAX, i64::MAX as u64);
+        // No room above below 2^63: the first gap wide enough.
         assert_eq!(fresh_ids(&[999_999, top - 1, top]).unwrap(), 1_000_000);
-        assert_eq!(fresh_ids(&[FRESH_SPAN, top]).unwrap(), 0);
+        assert_eq!(fresh_ids(&[5, signed - 1, signed]).unwrap(), 6);
+        assert_eq!(fresh_ids(&[FRESH_SPAN, top]).unwrap(), FRESH_SPAN + 1);
         let packed = [FRESH_SPAN - 1, 2 * FRESH_SPAN - 1, top];
         assert_eq!(fresh_ids(&packed).unwrap(), 2 * FRESH_SPAN);
+        // Ids above 2^63 leave the ids below it free.
+        assert_eq!(fresh_ids(&[signed + 7, top]).unwrap(), 0);
     }
 
     #[test]

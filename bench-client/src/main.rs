@@ -493,14 +493,15 @@ fn main() -> anyhow::Result<()> {
             // fatal: the report says which. SpacetimeDB or the native floor (the module's
             // operator) failing either way fails the run.
             let measured = measured.map_err(|e| {
-                match args.skip_load && e.is::<measure::WrongAnswer>() {
-                true => e.context(
-                    "--skip-load: this run did not load the store, whose counts match the dataset \
-                     but whose edges may not (another --seed, labels or weights); drop \
-                     --skip-load to load it",
-                ),
-                false => e,
-            }
+                if args.skip_load && e.is::<measure::WrongAnswer>() {
+                    e.context(
+                        "--skip-load: this run did not load the store, whose counts match the \
+                         dataset but whose edges may not (another --seed, labels or weights); \
+                         drop --skip-load to load it",
+                    )
+                } else {
+                    e
+                }
             });
             let measured = match measured {
                 Err(e) if model::is_peer(system.name()) && e.is::<measure::WrongAnswer>() => {
