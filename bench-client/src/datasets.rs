@@ -141,7 +141,9 @@ pub fn fresh_ids(vertices: &[u64]) -> anyhow::Result<u64> {
     [i64::MAX as u64, u64::MAX]
         .into_iter()
         .find_map(|last| free_block(vertices, last))
-        .with_context(|| format!("no {FRESH_SPAN} consecutive ids are free around the dataset's"))
+        .with_context(|| {
+            format!("no {FRESH_SPAN} consecutive ids are free between the dataset's ids")
+        })
 }
 
 /// The first id of [`FRESH_SPAN`] free ids that end at or below `last`: just above the largest

@@ -95,7 +95,7 @@ impl Changes {
         let states = ctx.db.change_log_state();
         let log = ctx.db.change_log();
         let held = rows::count(&log);
-        let count = held + self.rows.len() as u64;
+        let mut count = held + self.rows.len() as u64;
         // Most writes neither reset nor trim, and a log with rows has its state row (the write
         // that logged them stored it): those writes leave the state as it is without reading
         // it, and the transaction touches one table fewer (a table costs the engine a copy of
@@ -114,7 +114,6 @@ impl Changes {
             log.clear();
             state.covers_after = version;
         } else {
-            let mut count = count;
             self.log(ctx, version);
             if count > LOG_CAPACITY + TRIM_STEP {
                 while count > LOG_CAPACITY && state.covers_after < version {
