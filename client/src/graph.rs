@@ -28,7 +28,7 @@ pub use spacetimedb_sdk::Identity;
 
 /// Most edges per load call: the module's own limit.
 pub const MAX_BATCH_EDGES: usize = 200_000;
-/// Largest HTTP call body the loader builds (SpacetimeDB refuses bodies over 2 MB).
+/// Largest HTTP call body the loader builds (SpacetimeDB refuses bodies over 2 MiB).
 pub const MAX_BODY_BYTES: usize = 1_900_000;
 
 #[derive(Debug, Error)]

@@ -86,7 +86,7 @@ enum Command {
         /// error of an interrupted load says which N).
         #[arg(long, default_value_t = 0)]
         resume_from: usize,
-        /// Edges per call, 1 to 200,000 (over HTTP, also at most what fits a 2 MB body).
+        /// Edges per call, 1 to 200,000 (over HTTP, also at most what fits a 2 MiB body).
         #[arg(long, default_value_t = graph_client::graph::MAX_BATCH_EDGES as u32,
               value_parser = clap::value_parser!(u32).range(1..=graph_client::graph::MAX_BATCH_EDGES as i64))]
         batch: u32,
@@ -129,6 +129,7 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
+        /// Visit only vertices within this many hops (default: no limit).
         #[arg(long)]
         depth: Option<u32>,
         /// How many visited vertices to list (0: none; the counts cover every one).
@@ -142,6 +143,7 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
+        /// Visit exactly the vertices within this many hops (default: no limit).
         #[arg(long)]
         depth: Option<u32>,
         /// How many visited vertices to list (0: none; the counts cover every one).
@@ -156,6 +158,7 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
+        /// Look for paths of at most this many edges (default: no limit).
         #[arg(long)]
         max_depth: Option<u32>,
     },
@@ -171,7 +174,7 @@ enum Command {
     /// Vertex and edge counts and the graph version.
     Stats,
     /// Recompute every vertex's degrees and the graph's counts from the tables and report any
-    /// difference (exit status 1 if there is one). Holds the database for about 1 µs per edge.
+    /// difference (exit status 1 if there is one). Holds the database for up to about 1 µs per edge.
     Check,
     /// Print the identity this CLI acts as (its token's), to give to a database owner for
     /// `graph grant`. WebSocket only.
