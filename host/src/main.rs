@@ -146,6 +146,9 @@ fn runtime_config(procedure_instances: Option<std::num::NonZeroUsize>) -> HostRu
 /// How long the host waits for each database's snapshot as it stops.
 const SNAPSHOT_ON_STOP_LIMIT: Duration = Duration::from_secs(300);
 
+/// How long the host lets the requests under way finish once told to stop.
+const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
 async fn serve(
     cli: Cli,
     db_cores: JobCores,
@@ -230,21 +233,50 @@ async fn serve(
         }
     });
     let stop = StopSignals::listen()?;
-    axum::serve(listener, routes::router(app.clone()))
-        .with_graceful_shutdown(stop.next())
-        .await?;
+    let draining = Arc::new(tokio::sync::Notify::new());
+    let server = axum::serve(listener, routes::router(app.clone())).with_graceful_shutdown({
+        let (signal, draining) = (stop.next(), draining.clone());
+        async move {
+            signal.await;
+            draining.notify_one();
+        }
+    });
+    // After the first signal the server takes no new connections and lets the requests under
+    // way finish, for at most DRAIN_LIMIT: a client that never finishes its request (a
+    // `logs?follow` stream, an unread answer, half a header) must not keep the host from
+    // stopping. A second signal ends the wait at once and skips the snapshots below.
+    let hurried = tokio::select! {
+        served = server.into_future() => {
+            served?;
+            false
+        }
+        hurried = async {
+            draining.notified().await;
+            tokio::select! {
+                () = tokio::time::sleep(DRAIN_LIMIT) => false,
+                () = stop.next() => true,
+            }
+        } => {
+            log::warn!("stopping with requests still open: their connections are closed");
+            hurried
+        }
+    };
     // Snapshot every database while it still runs (a restart then replays nothing), then stop
     // each so its commit log is flushed before the process exits. A second Ctrl-C or SIGTERM
     // stops the wait (a snapshot that cannot be written, e.g. on a full disk, never signals).
-    log::info!(
-        "snapshotting the databases before stopping (up to {} s each; signal again to skip)",
-        SNAPSHOT_ON_STOP_LIMIT.as_secs()
-    );
-    tokio::select! {
-        () = persistence.snapshot_all(SNAPSHOT_ON_STOP_LIMIT) => {}
-        () = stop.next() => log::warn!(
-            "stopping without waiting for the snapshots: the restart replays the commit log"
-        ),
+    if hurried {
+        log::warn!("stopping without the snapshots: the restart replays the commit log");
+    } else {
+        log::info!(
+            "snapshotting the databases before stopping (up to {} s each; signal again to skip)",
+            SNAPSHOT_ON_STOP_LIMIT.as_secs()
+        );
+        tokio::select! {
+            () = persistence.snapshot_all(SNAPSHOT_ON_STOP_LIMIT) => {}
+            () = stop.next() => log::warn!(
+                "stopping without waiting for the snapshots: the restart replays the commit log"
+            ),
+        }
     }
     app.control.shutdown().await;
     log::info!("stopped");

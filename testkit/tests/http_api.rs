@@ -206,3 +206,51 @@ fn a_second_signal_stops_the_host_without_its_snapshots() {
         host.log()
     );
 }
+
+/// Stopping lets the calls under way finish, but waits only so long for requests that never
+/// end (here a client that sends half a request header and nothing more, as a stalled or
+/// hostile one does; an open `logs?follow` stream is the same): the host then stops anyway,
+/// with its snapshots, and the data is all there after the restart.
+#[test]
+fn a_request_that_never_ends_does_not_keep_the_host_from_stopping() {
+    use std::io::Write as _;
+    let mut host = TestHost::start();
+    let (_, owner) = host.client();
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    owner
+        .call("conf", "add_note", &json!(["before the stop"]))
+        .unwrap();
+    let address = host.url().trim_start_matches("http://").to_owned();
+    let mut stalled = std::net::TcpStream::connect(&address).unwrap();
+    stalled
+        .write_all(b"GET /v1/ping HTTP/1.1\r\nHost: graph-host\r\n")
+        .unwrap();
+    // A call under way when the signal comes still gets its answer.
+    let pausing = {
+        let owner = owner.clone();
+        std::thread::spawn(move || owner.call("conf", "pause", &json!([1_500])))
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    assert!(
+        host.terminate(std::time::Duration::from_secs(30)),
+        "the host did not stop while a request stayed open:\n{}",
+        host.log()
+    );
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "it did not wait for the call under way ({:?})",
+        started.elapsed()
+    );
+    let paused = pausing
+        .join()
+        .unwrap()
+        .expect("the call under way was answered");
+    assert_eq!(paused.body, json!(1_500));
+    let log = host.log();
+    assert!(log.contains("stopping with requests still open"), "{log}");
+    assert!(log.contains("snapshotting the databases"), "{log}");
+    drop(stalled);
+    host.relaunch();
+    assert_eq!(notes(&owner).len(), 1);
+}
