@@ -39,6 +39,14 @@ pub enum ServerError {
     Decode { what: String, message: String },
 }
 
+/// Whether a 404's `message` says that `database` does not exist (rather than, say, a function
+/// in it): graph-host says "database name `x` not found", the official server "`x` not found"
+/// for a name and "No such database." for an identity.
+fn names_unknown_database(message: &str, database: &str) -> bool {
+    message.to_ascii_lowercase().contains("database")
+        || message.contains(&format!("`{database}` not found"))
+}
+
 /// An identity and the token that proves it, as `POST /v1/identity` returns them.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Identity {
@@ -137,7 +145,7 @@ impl Server {
         let message = resp.text().unwrap_or_default();
         if status == StatusCode::NOT_FOUND
             && let Some(database) = database
-            && message.to_ascii_lowercase().contains("database")
+            && names_unknown_database(&message, database)
         {
             return Err(ServerError::UnknownDatabase {
                 url: self.url.clone(),
@@ -264,4 +272,19 @@ fn decode<T: serde::de::DeserializeOwned>(what: &str, resp: Response) -> Result<
         what: what.to_string(),
         message: format!("{e}: {text}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_unknown_database;
+
+    #[test]
+    fn an_unknown_database_is_told_from_an_unknown_function() {
+        // graph-host, and the official server for a name and for an identity.
+        assert!(names_unknown_database("database name `g` not found", "g"));
+        assert!(names_unknown_database("`g` not found", "g"));
+        assert!(names_unknown_database("No such database.", "c200ab"));
+        assert!(!names_unknown_database("No such procedure", "g"));
+        assert!(!names_unknown_database("`bfs` not found", "g"));
+    }
 }

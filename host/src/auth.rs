@@ -73,6 +73,12 @@ impl Auth {
         })
     }
 
+    /// The public key that verifies this host's tokens (PEM), as `/v1/identity/public-key`
+    /// serves it.
+    pub fn public_key_pem(&self) -> &[u8] {
+        &self.keys.public_pem
+    }
+
     /// The key that signs inter-database messages (the engine requires one to start a host).
     pub fn signing_key(&self) -> EncodingKey {
         self.keys.private.clone()

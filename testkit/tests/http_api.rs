@@ -254,3 +254,35 @@ fn a_request_that_never_ends_does_not_keep_the_host_from_stopping() {
     host.relaunch();
     assert_eq!(notes(&owner).len(), 1);
 }
+
+/// The lookups the official `spacetime` CLI makes before most commands: a database name to its
+/// identity (`call`, `sql`, `logs`, `delete` by name) and the key that verifies the server's
+/// tokens (`server fingerprint`).
+#[test]
+fn names_resolve_to_identities_and_the_public_key_is_served() {
+    let host = TestHost::start();
+    let (_, owner) = host.client();
+    let published = owner.publish("conf", conformance_wasm(), false).unwrap();
+    let expected = published["Success"]["database_identity"]
+        .as_str()
+        .expect("the publish names the database's identity")
+        .trim_start_matches("0x")
+        .to_owned();
+    let http = reqwest::blocking::Client::new();
+    let get = |path: &str| {
+        let resp = http.get(format!("{}{path}", host.url())).send().unwrap();
+        (resp.status().as_u16(), resp.text().unwrap())
+    };
+    assert_eq!(get("/v1/database/conf/identity"), (200, expected.clone()));
+    // An identity is returned as given.
+    assert_eq!(
+        get(&format!("/v1/database/{expected}/identity")),
+        (200, expected)
+    );
+    let (status, body) = get("/v1/database/no-such-db/identity");
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("`no-such-db` not found"), "{body}");
+    let (status, pem) = get("/v1/identity/public-key");
+    assert_eq!(status, 200);
+    assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
+}

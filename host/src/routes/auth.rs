@@ -92,3 +92,13 @@ pub(super) async fn create_identity(State(app): AppState) -> Result<Response> {
         token: caller.token,
     })
 }
+
+/// `GET /v1/identity/public-key`: the PEM key that verifies this host's tokens (what
+/// `spacetime server fingerprint` reads).
+pub(super) async fn public_key(State(app): AppState) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/pem-certificate-chain")],
+        app.auth.public_key_pem().to_vec(),
+    )
+        .into_response()
+}

@@ -23,6 +23,21 @@ use crate::control::{Target, authorize};
 
 type AppState = State<Arc<App>>;
 
+/// `GET /v1/database/{name_or_identity}/identity`: the database's identity in hex, as the
+/// official CLI resolves a name before `call`, `sql`, `logs` or `delete` (an identity is
+/// returned as given, as the official server does).
+pub(super) async fn identity(
+    State(app): AppState,
+    Path(name_or_identity): Path<String>,
+) -> Result<String> {
+    Ok(match Target::parse(&name_or_identity)? {
+        Target::Identity(identity) => identity,
+        target => app.control.resolve(&target)?.database_identity,
+    }
+    .to_hex()
+    .to_string())
+}
+
 #[derive(Deserialize)]
 pub(super) struct PublishQuery {
     #[serde(default)]

@@ -58,6 +58,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/{name_or_identity}/sql", post(database::sql))
         .route("/{name_or_identity}/logs", get(database::logs))
         .route("/{name_or_identity}/schema", get(database::schema))
+        .route("/{name_or_identity}/identity", get(database::identity))
         .route("/{name_or_identity}/subscribe", get(subscribe::subscribe))
         .route_layer(middleware::from_fn_with_state(
             app.clone(),
@@ -66,6 +67,7 @@ pub fn router(app: Arc<App>) -> Router {
     let v1 = Router::new()
         .route("/ping", get(auth::ping))
         .route("/identity", post(auth::create_identity))
+        .route("/identity/public-key", get(auth::public_key))
         .nest("/database", database);
     Router::new()
         .nest("/v1", v1)
