@@ -50,32 +50,11 @@ impl NeighborSource for IndexSource<'_> {
         loop {
             let incoming = cursor.incoming;
             let before = out.len();
-            let mut last = None;
-            let take = |e: Arc| {
-                let id = if incoming { e.src } else { e.dst };
-                last = Some(id);
-                out.push(Neighbor {
-                    id,
-                    attrs: e.attrs(),
-                });
-            };
-            let read = edges::list(
-                self.db,
-                v,
-                incoming,
-                cursor.next..=u64::MAX,
-                room,
-                self.wide,
-                take,
-            );
+            let (read, over) = self.read_half(v, cursor, room, out);
             if let Some(pin) = self.pin {
                 keep_pinned(pin, v, incoming, out, before);
             }
-            if read == room
-                && let Some(next) = last.and_then(|last| last.checked_add(1))
-            {
-                // Perhaps more: resume after the last neighbor read.
-                cursor.next = next;
+            if !over {
                 self.keep_filtered(out, before);
                 return false;
             }
@@ -119,6 +98,70 @@ impl NeighborSource for IndexSource<'_> {
 }
 
 impl IndexSource<'_> {
+    /// Reads at most `room` (at least 1) arcs of the half of `v`'s list that `cursor` is in,
+    /// from `cursor.next` on, and advances the cursor; returns how many it read and whether
+    /// that half is over.
+    ///
+    /// The engine reads a key range whole before the module takes a row of it, so a page of a
+    /// long list that asked for the rest of the list would cost the rest of the list, and a
+    /// hub's pages together the square of its degree. A list's first page asks for the rest
+    /// (most lists fit in one); later ones look `cursor.span` neighbor ids ahead, as many as
+    /// the last page's arcs spanned, doubling the window while it comes back short.
+    fn read_half(
+        &self,
+        v: u64,
+        cursor: &mut ListCursor,
+        room: usize,
+        out: &mut Vec<Neighbor>,
+    ) -> (usize, bool) {
+        let incoming = cursor.incoming;
+        let page_start = cursor.next;
+        let mut read = 0;
+        let mut last = page_start;
+        loop {
+            let from = cursor.next;
+            let to = match cursor.span {
+                0 => u64::MAX,
+                span => from.saturating_add(span - 1),
+            };
+            let take = |e: Arc| {
+                let id = if incoming { e.src } else { e.dst };
+                last = id;
+                out.push(Neighbor {
+                    id,
+                    attrs: e.attrs(),
+                });
+            };
+            read += edges::list(
+                self.db,
+                v,
+                incoming,
+                from..=to,
+                room - read,
+                self.wide,
+                take,
+            );
+            if read == room {
+                // Perhaps more: resume after the last neighbor read.
+                cursor.span = last - page_start + 1;
+                return match last.checked_add(1) {
+                    Some(next) => {
+                        cursor.next = next;
+                        (read, false)
+                    }
+                    None => (read, true),
+                };
+            }
+            match to.checked_add(1) {
+                Some(next) => {
+                    cursor.next = next;
+                    cursor.span = cursor.span.saturating_mul(2);
+                }
+                None => return (read, true),
+            }
+        }
+    }
+
     /// `v`'s label (at the pinned version, under a pin): a primary-key lookup.
     fn label(&self, v: u64) -> u32 {
         let now = labels::vertex_label(self.db, v);

@@ -992,3 +992,69 @@ fn a_dfs_bound_too_costly_is_refused_and_a_loose_one_costs_nothing() {
     );
     assert_eq!(db.info().unwrap().edges, edges.sorted().len() as u64);
 }
+
+/// A hub's list read through the indexes in pages of a few arcs, whatever the spacing of its
+/// neighbors' ids (a page after the first looks a window of ids ahead, sized by the last page):
+/// sparse and dense runs, a cluster below 2^32, wide ids and the top of u64, from the hub and
+/// through it, in every direction and at budgets from 1 arc up.
+#[test]
+fn hub_lists_read_in_pages_whatever_the_spacing_of_their_ids() {
+    let host = TestHost::start();
+    let db = published(&host, "graph");
+    // Through the indexes only: no snapshot answers.
+    db.set_snapshot_policy(0, false).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(0x4B);
+    let hub = 1u64 << 31;
+    let top = u64::from(u32::MAX);
+    let mut ids: Vec<u64> = (0..300).map(|i| i * 1_000_003).collect();
+    ids.extend(400_000_000..400_001_500);
+    ids.extend((0..400).map(|_| rng.gen_range(0..=top)));
+    ids.extend(top - 40..=top);
+    ids.extend((0..100).map(|i| (1u64 << 40) + i * (1 << 30)));
+    ids.extend((0..50).map(|_| rng.r#gen::<u64>()));
+    ids.extend(u64::MAX - 20..=u64::MAX);
+    let mut edges = EdgeList::new();
+    for (i, &n) in ids.iter().enumerate() {
+        match i % 3 {
+            0 => edges.push(hub, n),
+            1 => edges.push(n, hub),
+            _ => {
+                edges.push(hub, n);
+                edges.push(n, hub);
+            }
+        }
+    }
+    load_in_batches(&db, &edges, 2);
+    let reference = ReferenceGraph::new(edges.iter());
+    let leaf = ids[7];
+    for dir in DIRS {
+        for tx_budget in [1, 3, 40, 700, 0] {
+            let tx = TxOptions {
+                tx_budget,
+                yield_every_us: 0,
+            };
+            let ctx = format!("{dir} budget {tx_budget}");
+            let bfs = db.bfs(hub, dir, Some(1), 100_000, tx).unwrap().value;
+            let mut seen = bfs.vertices.clone();
+            seen.sort_unstable();
+            let mut want = reference.neighbors(hub, dir).unwrap();
+            want.push(hub);
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(seen, want, "bfs from the hub, {ctx}");
+            assert!(!bfs.stats.from_snapshot, "{ctx}");
+            let through = db.bfs(leaf, dir, Some(2), 0, tx).unwrap().value;
+            assert_eq!(
+                through.levels,
+                reference.bfs_levels(leaf, dir, Some(2)).unwrap(),
+                "bfs through the hub, {ctx}"
+            );
+            let dfs = db.dfs(hub, dir, None, 100_000, tx).unwrap().value;
+            let trace = reference.dfs(hub, dir, None).unwrap();
+            assert_eq!(dfs.vertices, trace.preorder, "dfs from the hub, {ctx}");
+            if tx_budget == 3 {
+                assert!(bfs.stats.transactions > 100, "{ctx}: {:?}", bfs.stats);
+            }
+        }
+    }
+}

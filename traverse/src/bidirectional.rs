@@ -170,6 +170,7 @@ impl<S: DenseSource + ?Sized> Space for BySlot<'_, S> {
         *list = (!done).then_some(ListCursor {
             incoming: false,
             next: end as u64,
+            span: 0,
         });
         if filter.is_all() {
             work.arcs_scanned += (end - read) as u64;

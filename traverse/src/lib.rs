@@ -106,11 +106,14 @@ impl std::str::FromStr for Direction {
 ///
 /// `incoming` says which half is being read (`Both` reads the outgoing half, then the incoming
 /// one); `next` is a position the source defines: an offset into an array, or the smallest
-/// neighbor id not yet returned from an index ordered by neighbor id.
+/// neighbor id not yet returned from an index ordered by neighbor id. `span` is the source's
+/// to keep too: how far past `next` its next page should look (for the index, how many
+/// neighbor ids the last page's arcs spanned), 0 while unknown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListCursor {
     pub incoming: bool,
     pub next: u64,
+    pub span: u64,
 }
 
 impl ListCursor {
@@ -119,6 +122,7 @@ impl ListCursor {
         Self {
             incoming: dir == Direction::In,
             next: 0,
+            span: 0,
         }
     }
 
@@ -131,6 +135,7 @@ impl ListCursor {
         *self = Self {
             incoming: true,
             next: 0,
+            span: 0,
         };
         true
     }
