@@ -64,6 +64,9 @@ pub const MAX_SNAPSHOTS: u32 = 2;
 const MAX_LANDMARK_BYTES: u64 = 512 << 20;
 /// A holder row not updated for this long is taken to be from an instance that is gone.
 const HOLDER_EXPIRY_US: i64 = 15 * 60 * 1_000_000;
+/// An instance whose snapshot is in use reports it again at least this often, changed or not,
+/// so that its row does not expire while it still holds one.
+const HOLDER_REFRESH_US: i64 = 5 * 60 * 1_000_000;
 /// An instance reports its snapshot's version and size at most this often, unless its size
 /// moved by more than an eighth: under steady writes every query moves the version, and a
 /// report per query would add a write transaction to every read.
@@ -153,42 +156,80 @@ pub fn take() -> Option<Snapshot> {
 
 /// Keeps `snapshot` as this instance's snapshot for later queries, and reports it in
 /// `snapshot_holder` if it has no row yet, or its version or size changed since the last report
-/// and [`REPORT_EVERY_US`] have passed or the size moved by more than an eighth.
+/// and [`REPORT_EVERY_US`] have passed or the size moved by more than an eighth, or
+/// [`HOLDER_REFRESH_US`] have passed. An instance whose row expired (idle for
+/// [`HOLDER_EXPIRY_US`]) counts as a new holder again: it drops its snapshot if as many others
+/// hold one as the owner's policy allows.
 pub fn keep(runner: &mut TxRunner, snapshot: Snapshot) {
     let now_us = runner.now_us();
-    let due = match REPORTED.get() {
-        None => true,
-        Some((version, bytes, at)) => {
-            let moved = snapshot.bytes.abs_diff(bytes) > bytes / 8;
-            let changed = version != snapshot.version || bytes != snapshot.bytes;
-            changed && (moved || now_us - at >= REPORT_EVERY_US)
-        }
-    };
-    if due {
+    if report_due(REPORTED.get(), (snapshot.version, snapshot.bytes), now_us) {
         let me = instance(runner);
         let (edges, memory) = (
             snapshot.graph.arc_count() as u64,
             memory::linear_memory_bytes(),
         );
-        runner.write(|tx| {
-            let row = SnapshotHolder {
-                instance: me,
-                version: snapshot.version,
-                edges,
-                bytes: snapshot.bytes,
-                instance_memory_bytes: memory,
-                updated: tx.timestamp,
-            };
-            let holders = tx.db.snapshot_holder();
-            if holders.instance().find(me).is_some() {
-                holders.instance().update(row);
-            } else {
-                holders.insert(row);
-            }
+        let kept = runner.write(|tx| {
+            admit(
+                &tx.db,
+                SnapshotHolder {
+                    instance: me,
+                    version: snapshot.version,
+                    edges,
+                    bytes: snapshot.bytes,
+                    instance_memory_bytes: memory,
+                    updated: tx.timestamp,
+                },
+            )
         });
+        if let Err(others) = kept {
+            log::info!("snapshot dropped: {others} other instances hold one since this one idled");
+            REPORTED.set(None);
+            return;
+        }
         REPORTED.set(Some((snapshot.version, snapshot.bytes, now_us)));
     }
     CURRENT.set(Some(snapshot));
+}
+
+/// Whether an instance that last reported `reported` (version, bytes, time in µs; `None`: no
+/// row) should report its snapshot of (version, bytes) `now_us`: see [`keep`].
+fn report_due(reported: Option<(u64, u64, i64)>, now: (u64, u64), now_us: i64) -> bool {
+    let Some((was_version, was_bytes, at)) = reported else {
+        return true;
+    };
+    let (version, bytes) = now;
+    let moved = bytes.abs_diff(was_bytes) > was_bytes / 8;
+    let changed = version != was_version || bytes != was_bytes;
+    let refresh = now_us - at >= HOLDER_REFRESH_US;
+    changed && (moved || now_us - at >= REPORT_EVERY_US) || refresh
+}
+
+/// Writes `row` as its instance's `snapshot_holder` row if that instance is counted already
+/// (its row has not expired), or if fewer other instances hold a snapshot than the owner's
+/// policy allows; else removes its row and returns how many others hold one. Called in the
+/// transaction that decides, so that instances deciding at once cannot all pass.
+fn admit(db: &Local, row: SnapshotHolder) -> Result<(), u32> {
+    let table = db.snapshot_holder();
+    let mine = table.instance().find(row.instance);
+    if !mine
+        .as_ref()
+        .is_some_and(|h| reported_since(h, row.updated))
+    {
+        let others = holders(db, row.updated)
+            .iter()
+            .filter(|h| h.instance != row.instance)
+            .count() as u32;
+        if others >= policy(db).max_snapshots {
+            table.instance().delete(row.instance);
+            return Err(others);
+        }
+    }
+    if mine.is_some() {
+        table.instance().update(row);
+    } else {
+        table.insert(row);
+    }
+    Ok(())
 }
 
 /// Removes this instance's `snapshot_holder` row after its snapshot was dropped.
@@ -201,11 +242,16 @@ fn forget(runner: &mut TxRunner) {
 
 /// The holders that reported within the last 15 minutes.
 pub fn holders(db: &Local, now: spacetimedb::Timestamp) -> Vec<SnapshotHolder> {
-    let now = now.to_micros_since_unix_epoch();
     db.snapshot_holder()
         .iter()
-        .filter(|h| now - h.updated.to_micros_since_unix_epoch() < HOLDER_EXPIRY_US)
+        .filter(|h| reported_since(h, now))
         .collect()
+}
+
+/// Whether `holder` reported within [`HOLDER_EXPIRY_US`] before `now`.
+fn reported_since(holder: &SnapshotHolder, now: spacetimedb::Timestamp) -> bool {
+    now.to_micros_since_unix_epoch() - holder.updated.to_micros_since_unix_epoch()
+        < HOLDER_EXPIRY_US
 }
 
 /// Whether a traversal that has read `arcs_scanned` arcs of the graph described by `meta`
@@ -402,16 +448,26 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     CURRENT.set(None); // Free the old one before building the next.
     INDEX_ARCS.set(0); // Built or refused: the reads so far are spent either way.
     let me = instance(runner);
-    let (others, allowed) = runner.run(|tx| {
-        let holders = holders(&tx.db, tx.timestamp);
-        let others = holders.iter().filter(|h| h.instance != me).count() as u32;
-        (others, policy(&tx.db).max_snapshots)
+    // This instance's place is taken (a row with no edges yet) in the transaction that checks
+    // there is one, so that builds starting together cannot all pass the check.
+    let memory = memory::linear_memory_bytes();
+    let admitted = runner.write(|tx| {
+        let row = SnapshotHolder {
+            instance: me,
+            version: meta.version,
+            edges: 0,
+            bytes: 0,
+            instance_memory_bytes: memory,
+            updated: tx.timestamp,
+        };
+        admit(&tx.db, row)
     });
-    if others >= allowed {
-        log::info!("no snapshot built: {others} other instances hold one (at most {allowed})");
-        forget(runner);
+    if let Err(others) = admitted {
+        log::info!("no snapshot built: {others} other instances hold one, as many as allowed");
+        REPORTED.set(None);
         return None;
     }
+    REPORTED.set(Some((meta.version, 0, runner.now_us())));
     let before = memory::heap_bytes();
     let mut builder = AdjacencyBuilder::with_capacity(meta.vertices as usize, meta.edges as usize);
     let mut budget = Budget::from_arg(tx_budget);
@@ -502,5 +558,26 @@ fn read_vertex_labels(
         });
         runner.observe(&mut budget, to - from);
         from = to;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_in_use_is_reported_again_before_its_row_expires() {
+        const S: i64 = 1_000_000;
+        let at = 100 * S;
+        let last = Some((7, 1_000, at));
+        assert!(report_due(None, (7, 1_000), at));
+        // Unchanged: only once the refresh is due, well before the row would expire.
+        assert!(!report_due(last, (7, 1_000), at + 60 * S));
+        assert!(report_due(last, (7, 1_000), at + HOLDER_REFRESH_US));
+        const { assert!(HOLDER_REFRESH_US < HOLDER_EXPIRY_US / 2) };
+        // A new version: after REPORT_EVERY_US, or at once if the size moved by over an eighth.
+        assert!(!report_due(last, (8, 1_010), at + S));
+        assert!(report_due(last, (8, 1_010), at + REPORT_EVERY_US));
+        assert!(report_due(last, (8, 1_200), at + S));
     }
 }

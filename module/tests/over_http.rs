@@ -1058,3 +1058,50 @@ fn hub_lists_read_in_pages_whatever_the_spacing_of_their_ids() {
         }
     }
 }
+
+/// The owner's limit on snapshots holds when instances decide at once: with two procedure
+/// instances and at most one snapshot, two full BFS started together never leave two holders
+/// (each instance takes its place in the transaction that checks there is one), and both
+/// answers stay right.
+#[test]
+fn builds_started_together_keep_the_snapshot_limit() {
+    let host = TestHost::start_with(&["--procedure-instances", "2"]);
+    let db = published(&host, "graph");
+    let n = 20_000u64;
+    let mut edges = EdgeList::new();
+    for i in 0..n {
+        edges.push(i, (i + 1) % n);
+        edges.push(i, (i * 7 + 1) % n);
+    }
+    load_in_batches(&db, &edges, 1);
+    let reference = ReferenceGraph::new(edges.iter());
+    let want = reference.bfs_levels(0, Direction::Both, None).unwrap();
+    db.set_snapshot_policy(1, false).unwrap();
+    let small = TxOptions {
+        tx_budget: 50,
+        yield_every_us: 0,
+    };
+    for round in 0..3 {
+        let answers: Vec<_> = std::thread::scope(|s| {
+            let calls: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| db.bfs(0, Direction::Both, None, 0, small).unwrap().value))
+                .collect();
+            calls.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        for bfs in &answers {
+            assert_eq!(bfs.levels, want, "round {round}: {:?}", bfs.stats);
+        }
+        let holders = db.graph_info().unwrap().snapshots;
+        assert!(holders.len() <= 1, "round {round}: {holders:?}");
+        // Start the next round with no snapshot anywhere.
+        // (Each instance drops its own at its next query; calls alternate between the two.)
+        db.set_snapshot_policy(0, false).unwrap();
+        let mut calls = 0;
+        while !db.graph_info().unwrap().snapshots.is_empty() {
+            assert!(calls < 20, "snapshots kept under policy 0");
+            db.bfs(0, Direction::Out, Some(1), 0, small).unwrap();
+            calls += 1;
+        }
+        db.set_snapshot_policy(1, false).unwrap();
+    }
+}
