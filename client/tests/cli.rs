@@ -299,14 +299,23 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Crash the host once the first call has committed and the next is under way.
+    // Crash the host once a second call has committed: the CLI sends a call only after the
+    // answer to the one before, so it holds at least the first call's acknowledgement (a fixed
+    // pause after the first commit was not always enough on a busy machine).
     let db = graph_client::graph::GraphDb::new(server.clone(), "graph");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while db.info().unwrap().edges == 0 {
-        assert!(std::time::Instant::now() < deadline, "the load never began");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let committed = |more_than: u64| loop {
+        let edges = db.info().unwrap().edges;
+        if edges > more_than {
+            return edges;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the load stalled at {edges}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    committed(committed(0));
     host.crash();
     let out = load.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
