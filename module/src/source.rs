@@ -143,7 +143,7 @@ impl IndexSource<'_> {
             );
             if read == room {
                 // Perhaps more: resume after the last neighbor read.
-                cursor.span = last - page_start + 1;
+                cursor.span = (last - page_start).saturating_add(1);
                 return match last.checked_add(1) {
                     Some(next) => {
                         cursor.next = next;
