@@ -539,28 +539,38 @@ impl Postgres {
         })
     }
 
-    /// `a` and `b` as keys, if both are stored vertices.
-    fn known_ends(&mut self, a: u64, b: u64) -> anyhow::Result<Option<(i64, i64)>> {
-        let (Some(a), Some(b)) = (key(a), key(b)) else {
-            return Ok(None);
-        };
+    /// Whether `a` and `b` are both stored vertices. Asked only when a path query found no
+    /// path or the one-vertex path, which is all an unknown end can give: a found path costs
+    /// no extra round trip (as for Neo4j).
+    fn known_ends(&mut self, a: i64, b: i64) -> anyhow::Result<bool> {
         let known = self.statement(Query::Known)?;
         let found: i64 = self.client.query_one(&known, &[&a, &b])?.get(0);
-        Ok((found >= if a == b { 1 } else { 2 }).then_some((a, b)))
+        Ok(found >= if a == b { 1 } else { 2 })
+    }
+
+    /// No path from `a` to `b`: unreachable, or an end is unknown.
+    fn no_path(&mut self, a: i64, b: i64) -> anyhow::Result<Reply> {
+        Ok(match self.known_ends(a, b)? {
+            true => Reply::Unreachable,
+            false => Reply::UnknownVertex,
+        })
     }
 
     fn weighted_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<Reply> {
         if let Err(why) = &self.pgrouting {
             bail!("no weighted paths without pgRouting: {why}");
         }
-        let Some((a, b)) = self.known_ends(a, b)? else {
+        let (Some(a), Some(b)) = (key(a), key(b)) else {
             return Ok(Reply::UnknownVertex);
         };
         // pgr_dijkstra returns nothing from a vertex to itself; the path is the vertex alone.
         if a == b {
-            return Ok(Reply::WeightedPath {
-                path: vec![vertex(a)?],
-                weight: 0.0,
+            return Ok(match self.known_ends(a, b)? {
+                true => Reply::WeightedPath {
+                    path: vec![vertex(a)?],
+                    weight: 0.0,
+                },
+                false => Reply::UnknownVertex,
             });
         }
         let statement = self.statement(Query::WeightedPath(dir))?;
@@ -568,7 +578,7 @@ impl Postgres {
         let path: Option<Vec<i64>> = row.get(0);
         let weight: Option<f64> = row.get(1);
         match (path, weight) {
-            (None, _) => Ok(Reply::Unreachable),
+            (None, _) => self.no_path(a, b),
             (Some(path), Some(weight)) => Ok(Reply::WeightedPath {
                 path: path
                     .into_iter()
@@ -581,13 +591,15 @@ impl Postgres {
     }
 
     fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<Reply> {
-        let Some((a, b)) = self.known_ends(a, b)? else {
+        let (Some(a), Some(b)) = (key(a), key(b)) else {
             return Ok(Reply::UnknownVertex);
         };
         let statement = self.statement(Query::Path(dir))?;
         let path: Option<Vec<i64>> = self.client.query_one(&statement, &[&a, &b])?.get(0);
         match path {
-            None => Ok(Reply::Unreachable),
+            // The search starts from $1 whether or not it is stored.
+            None => self.no_path(a, b),
+            Some(path) if path.len() == 1 && !self.known_ends(a, b)? => Ok(Reply::UnknownVertex),
             Some(path) => Ok(Reply::Path(
                 path.into_iter()
                     .map(vertex)
