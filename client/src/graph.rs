@@ -19,8 +19,9 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use crate::module_bindings::{
-    BfsResult, CheckReport, DfsResult, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors,
-    PathResult, PathStatus, QueryStats, SnapshotHolder, WeightedPathResult,
+    BfsResult, CheckReport, DfsResult, ExportPage, ExportedEdge, ExportedVertex, GraphError,
+    GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus, QueryStats,
+    SnapshotHolder, WeightedPathResult,
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
 pub use graph_traverse::Direction;
@@ -69,6 +70,10 @@ impl fmt::Display for GraphError {
         match self {
             GraphError::UnknownVertex(v) => write!(f, "unknown vertex {v}"),
             GraphError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+            GraphError::VersionGone(v) => write!(
+                f,
+                "version {v} can no longer be read (the graph changed too much since): start again"
+            ),
         }
     }
 }
@@ -924,6 +929,60 @@ impl GraphDb {
                 .is_none_or(|bumps| bumps > succeeded + unknown),
             graph: after,
         })
+    }
+
+    /// One page of the graph as it was at `version` (`None`: now, which the page names): the
+    /// vertices above `after` with their labels and out-edges, up to about `limit` of either
+    /// (0: the module's default). See [`GraphDb::export`].
+    pub fn export_page(
+        &self,
+        version: Option<u64>,
+        after: Option<u64>,
+        limit: u32,
+    ) -> Result<Answer<ExportPage>, ClientError> {
+        use mb::export_page_procedure::{ExportPageArgs, export_page};
+        let args = ExportPageArgs {
+            version,
+            after,
+            limit,
+        };
+        self.query("export_page", args, |conn, a, reply| {
+            conn.procedures
+                .export_page_then(a.version, a.after, a.limit, answer(reply))
+        })
+    }
+
+    /// Reads the whole graph exactly as it was at one version, a page (one short transaction)
+    /// at a time, handing each page to `each` with `first` set on the first page of an attempt.
+    /// Writers go on meanwhile; if they change so much that the version can no longer be read
+    /// (a bulk write or `clear_graph`), the export starts again at the current version, and
+    /// `each` must drop what it was given before (`first` again). Gives up after `attempts`
+    /// attempts. Returns the version read.
+    pub fn export<E: From<ClientError>>(
+        &self,
+        limit: u32,
+        attempts: u32,
+        mut each: impl FnMut(&ExportPage, bool) -> Result<(), E>,
+    ) -> Result<u64, E> {
+        let mut attempt = 1;
+        let (mut version, mut after) = (None, None);
+        loop {
+            match self.export_page(version, after, limit) {
+                Ok(page) => {
+                    let page = page.value;
+                    each(&page, version.is_none())?;
+                    match page.next_after {
+                        None => return Ok(page.version),
+                        next => (version, after) = (Some(page.version), next),
+                    }
+                }
+                Err(ClientError::Graph(GraphError::VersionGone(_))) if attempt < attempts => {
+                    attempt += 1;
+                    (version, after) = (None, None);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Recomputes every vertex's degrees and the graph's counts from the tables and reports

@@ -13,6 +13,7 @@ const SNAP: &str =
 struct Cli {
     url: String,
     token: String,
+    database: &'static str,
 }
 
 impl Cli {
@@ -23,11 +24,22 @@ impl Cli {
         let cli = Cli {
             url: host.url().to_string(),
             token: server.token().unwrap().to_string(),
+            database: "graph",
         };
         (host, cli)
     }
 
-    /// `graph` with `args`, as the owner of the database `graph`, not yet started.
+    /// The CLI as the owner of another database, `name`, published on `host`.
+    fn on_another_database(host: &TestHost, name: &'static str) -> Cli {
+        let server = host.publish_module(name);
+        Cli {
+            url: host.url().to_string(),
+            token: server.token().unwrap().to_string(),
+            database: name,
+        }
+    }
+
+    /// `graph` with `args`, as the owner of its database, not yet started.
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_graph"));
         command
@@ -37,7 +49,7 @@ impl Cli {
                 "--token",
                 &self.token,
                 "--database",
-                "graph",
+                self.database,
             ])
             .args(args)
             .env(
@@ -276,6 +288,7 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
     let cli = Cli {
         url: host.url().to_string(),
         token: server.token().unwrap().to_string(),
+        database: "graph",
     };
     // Enough edges for several calls (a call carries at most ~135K of these), so that the host
     // can be killed while a later one is on its way.
@@ -453,6 +466,7 @@ fn only_the_owner_and_granted_identities_write() {
     let owner = Cli {
         url: host.url().to_string(),
         token: server.token().unwrap().to_string(),
+        database: "graph",
     };
     let created = graph_client::server::Server::new(host.url())
         .create_identity()
@@ -460,6 +474,7 @@ fn only_the_owner_and_granted_identities_write() {
     let stranger = Cli {
         url: host.url().to_string(),
         token: created.token,
+        database: "graph",
     };
     let err = stranger.fails(&["add-edge", "1", "2"]);
     assert!(err.contains("may not change this graph"), "{err}");
@@ -878,6 +893,7 @@ fn a_token_with_a_newline_and_a_weight_json_cannot_carry() {
     let with_newline = Cli {
         url: cli.url.clone(),
         token: format!("{}\r\n", cli.token),
+        database: "graph",
     };
     for (i, transport) in ["ws", "http", "auto"].into_iter().enumerate() {
         let dst = (i + 2).to_string();
@@ -903,4 +919,68 @@ fn a_token_with_a_newline_and_a_weight_json_cannot_carry() {
         }
     }
     assert_eq!(cli.json(&["stats"])["edges"], 3);
+}
+
+#[test]
+fn an_export_loads_back_as_the_same_graph() {
+    let (host, cli) = Cli::on_a_new_host();
+    let dir = tempfile::tempdir().unwrap();
+    let edges = file(
+        &dir,
+        "g.csv",
+        "src,dst,label,weight\n1,2,road,5\n2,1,\"a, \"\"b\"\"\",0.1\n2,3,,1\n3,3,\" x \",0\n\
+         18446744073709551615,1,ünï,3.4e38\n"
+            .as_bytes(),
+    );
+    let vertices = file(
+        &dir,
+        "v.csv",
+        b"id,label\n1,person\n9,\"lone, vertex\"\n3,\n",
+    );
+    cli.json(&["load", &edges]);
+    cli.json(&["label-vertices", &vertices]);
+    let out = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let (e1, v1) = (out("e1.csv.gz"), out("v1.csv"));
+    let exported = cli.json(&["export", &e1, "--vertices", &v1, "--page", "1"]);
+    assert_eq!(
+        (&exported["edges"], &exported["vertices"]),
+        (&json!(5), &json!(5))
+    );
+    assert_eq!(exported["version"], cli.json(&["stats"])["version"]);
+    // Into another database, then exported from there: the same files.
+    let copy = Cli::on_another_database(&host, "copy");
+    copy.json(&["load", &e1]);
+    copy.json(&["label-vertices", &v1]);
+    let (e2, v2) = (out("e2.csv.gz"), out("v2.csv"));
+    copy.json(&["export", &e2, "--vertices", &v2]);
+    let unzip = |path: &str| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        text
+    };
+    assert_eq!(
+        unzip(&e1),
+        "src,dst,label,weight\n1,2,road,5\n2,1,\"a, \"\"b\"\"\",0.1\n2,3,,1\n3,3,\" x \",0\n\
+         18446744073709551615,1,ünï,340000000000000000000000000000000000000\n"
+    );
+    assert_eq!(unzip(&e1), unzip(&e2));
+    let listed = std::fs::read_to_string(&v1).unwrap();
+    assert_eq!(
+        listed,
+        "id,label\n1,person\n2,\n3,\n9,\"lone, vertex\"\n18446744073709551615,\n"
+    );
+    assert_eq!(listed, std::fs::read_to_string(&v2).unwrap());
+    for db in [&cli, &copy] {
+        assert_eq!(db.json(&["path", "1", "3"])["path"], json!([1, 2, 3]));
+    }
+    // A file that cannot be written: an error naming it, and nothing left behind.
+    let missing = out("no/such/dir/e.csv");
+    assert!(
+        cli.fails(&["export", &missing])
+            .contains("no/such/dir/e.csv")
+    );
 }

@@ -163,6 +163,12 @@ pub fn filter(
     Ok(filter)
 }
 
+/// The name of label `id` (labels are never removed, so every stored id has one).
+pub fn name(db: &Local, of: Of, id: u32) -> String {
+    of.name(db, id)
+        .unwrap_or_else(|| panic!("{} label id {id} has no name", of.noun()))
+}
+
 /// Vertex `v`'s label now (0: none or no such vertex).
 pub fn vertex_label(db: &Local, v: u64) -> u32 {
     db.vertex().id().find(v).map_or(NO_LABEL, |row| row.label)

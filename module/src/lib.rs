@@ -13,6 +13,7 @@ mod baseline;
 mod changelog;
 mod check;
 mod edges;
+mod export;
 mod labels;
 mod load;
 mod memory;
@@ -26,5 +27,6 @@ mod tx_runner;
 mod types;
 
 pub use check::CheckReport;
+pub use export::{ExportPage, ExportedEdge, ExportedVertex};
 pub use schema::*;
 pub use types::*;

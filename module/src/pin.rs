@@ -186,6 +186,25 @@ impl Pin {
         self.vertices.get(&v).map(|p| p.then)
     }
 
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Whether the change log failed to cover a change since the pinned version.
+    pub fn is_lost(&self) -> bool {
+        self.lost
+    }
+
+    /// The vertices that existed at the pinned version and do not now, ascending.
+    pub fn removed_vertices(&self) -> Vec<u64> {
+        let mut gone: Vec<u64> = (self.vertices.iter())
+            .filter(|(_, p)| p.then && !p.now)
+            .map(|(&v, _)| v)
+            .collect();
+        gone.sort_unstable();
+        gone
+    }
+
     /// Records in `stats` which version the answer is for and whether it is exactly that one.
     pub fn stamp(&self, stats: &mut QueryStats) {
         stats.version = self.version;

@@ -11,6 +11,9 @@ pub enum GraphError {
     UnknownVertex(u64),
     /// An argument is out of range or malformed; the text says which and why.
     InvalidArgument(String),
+    /// The change log no longer covers this version (a bulk write or `clear_graph` since), so
+    /// the graph as it was then cannot be read any more: start again at the current version.
+    VersionGone(u64),
 }
 
 impl std::fmt::Display for GraphError {
@@ -18,6 +21,10 @@ impl std::fmt::Display for GraphError {
         match self {
             GraphError::UnknownVertex(v) => write!(f, "unknown vertex {v}"),
             GraphError::InvalidArgument(why) => write!(f, "invalid argument: {why}"),
+            GraphError::VersionGone(v) => write!(
+                f,
+                "version {v} can no longer be read (the graph changed too much since): start again"
+            ),
         }
     }
 }

@@ -11,6 +11,7 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub enum GraphError {
     UnknownVertex(u64),
     InvalidArgument(String),
+    VersionGone(u64),
 }
 
 impl __sdk::InModule for GraphError {

@@ -1,0 +1,316 @@
+//! `export_page` on the real host: an export (pages of one transaction each) must give back
+//! exactly the graph at the version it names, with labels, weights and vertices without
+//! edges, at any page size and over both transports; also while a writer changes the graph
+//! between its pages, and when a bulk write makes that version unreadable (refused, and the
+//! client's export starts again).
+
+use graph_client::graph::{ClientError, ExportPage, GraphDb, GraphError};
+use graph_testkit::TestHost;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+const LABELS: [&str; 5] = ["", "follows", "a, \"b\"", " x ", "ünï"];
+
+/// The graph as the test keeps it: edges with label and weight, vertices with label.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Model {
+    edges: BTreeMap<(u64, u64), (String, f32)>,
+    vertices: BTreeMap<u64, String>,
+}
+
+impl Model {
+    fn add_edge(&mut self, s: u64, d: u64, label: &str, weight: f32) {
+        self.edges.insert((s, d), (label.to_string(), weight));
+        for v in [s, d] {
+            self.vertices.entry(v).or_default();
+        }
+    }
+
+    fn remove_vertex(&mut self, v: u64) {
+        self.vertices.remove(&v);
+        self.edges.retain(|&(s, d), _| s != v && d != v);
+    }
+}
+
+/// A random graph: sparse ids, some at the top of u64 (`wide_edge` rows), a hub, self-loops,
+/// vertices without edges, labels with commas, quotes and spaces.
+fn random_model(rng: &mut ChaCha8Rng) -> Model {
+    let n = rng.gen_range(0..60u64);
+    let id = |i: u64| match i % 5 {
+        4 => u64::MAX - i,
+        _ => i * 1_000_003 % 5_000_000,
+    };
+    let mut m = Model::default();
+    for _ in 0..rng.gen_range(0..n * 4 + 1) {
+        let a = if rng.gen_bool(0.3) {
+            0
+        } else {
+            rng.gen_range(0..n)
+        };
+        let (s, d) = (id(a), id(rng.gen_range(0..n)));
+        let label = LABELS[rng.gen_range(0..LABELS.len())];
+        let weight = [0.0, 1.0, 2.5, 1e-30, 7.125][rng.gen_range(0..5)];
+        m.add_edge(s, d, label, weight);
+    }
+    for i in 0..n {
+        if rng.gen_bool(0.3) {
+            m.vertices
+                .insert(id(i), LABELS[rng.gen_range(0..LABELS.len())].to_string());
+        }
+    }
+    m
+}
+
+fn load(db: &GraphDb, m: &Model) {
+    db.clear().unwrap();
+    let names: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
+    let index = |l: &str| LABELS.iter().position(|x| *x == l).unwrap() as u32;
+    let (mut src, mut dst, mut labels, mut weights) = (vec![], vec![], vec![], vec![]);
+    for (&(s, d), (label, weight)) in &m.edges {
+        src.push(s);
+        dst.push(d);
+        labels.push(index(label));
+        weights.push(*weight);
+    }
+    if !src.is_empty() {
+        db.add_labelled_edges(&src, &dst, &names, &labels, &weights)
+            .unwrap();
+    }
+    let ids: Vec<u64> = m.vertices.keys().copied().collect();
+    let vlabels: Vec<u32> = m.vertices.values().map(|l| index(l)).collect();
+    if !ids.is_empty() {
+        db.set_vertex_labels(&ids, &names, &vlabels).unwrap();
+    }
+}
+
+/// What the pages of one export say the graph is, after checking their order and cursors.
+fn collect(pages: &[ExportPage]) -> Model {
+    let mut m = Model::default();
+    let mut last_vertex = None;
+    let mut last_edge = None;
+    for (i, page) in pages.iter().enumerate() {
+        assert_eq!(page.version, pages[0].version);
+        assert_eq!(page.stats.version, page.version);
+        assert!(page.stats.pinned && page.stats.transactions == 1);
+        for v in &page.vertices {
+            assert!(last_vertex < Some(v.id), "vertices out of order");
+            last_vertex = Some(v.id);
+            m.vertices.insert(v.id, v.label.clone());
+        }
+        for e in &page.edges {
+            assert!(last_edge < Some((e.src, e.dst)), "edges out of order");
+            last_edge = Some((e.src, e.dst));
+            // An edge comes on the page of its source.
+            assert!(page.vertices.iter().any(|v| v.id == e.src), "{e:?}");
+            m.edges.insert((e.src, e.dst), (e.label.clone(), e.weight));
+        }
+        assert_eq!(page.next_after.is_none(), i == pages.len() - 1);
+        if let Some(after) = page.next_after {
+            assert_eq!(Some(after), page.vertices.last().map(|v| v.id));
+        }
+    }
+    m
+}
+
+/// Every page of an export at `limit`, or `None` if its version became unreadable.
+fn export(db: &GraphDb, limit: u32) -> Option<Vec<ExportPage>> {
+    let mut pages = Vec::new();
+    let (mut version, mut after) = (None, None);
+    loop {
+        match db.export_page(version, after, limit) {
+            Ok(page) => {
+                let page = page.value;
+                (version, after) = (Some(page.version), page.next_after);
+                let done = after.is_none();
+                pages.push(page);
+                if done {
+                    return Some(pages);
+                }
+            }
+            Err(ClientError::Graph(GraphError::VersionGone(v))) => {
+                assert_eq!(Some(v), version);
+                return None;
+            }
+            Err(e) => panic!("export_page: {e}"),
+        }
+    }
+}
+
+#[test]
+fn an_export_gives_back_the_graph_at_any_page_size() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let http = GraphDb::new(server.clone(), "graph");
+    let ws = GraphDb::websocket(server, "graph", None);
+    for seed in 0..40u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let model = random_model(&mut rng);
+        load(&http, &model);
+        let version = http.info().unwrap().version;
+        let db = if seed % 2 == 0 { &http } else { &ws };
+        for limit in [1, 2, 7, 0] {
+            let pages = export(db, limit).expect("no writer: the version stays readable");
+            assert_eq!(pages[0].version, version);
+            assert_eq!(collect(&pages), model, "seed {seed}, limit {limit}");
+            for page in &pages[..pages.len() - 1] {
+                // A page stops at the vertex that fills it.
+                let edges = page.edges.len();
+                assert!(edges >= limit as usize || page.vertices.len() >= limit as usize);
+            }
+        }
+    }
+    // The cursor past the last possible id, and the refused arguments.
+    let page = http.export_page(None, Some(u64::MAX), 5).unwrap().value;
+    assert!(page.vertices.is_empty() && page.next_after.is_none());
+    let future = http.info().unwrap().version + 1;
+    for (version, limit) in [(Some(future), 5), (None, 200_001)] {
+        let refused = http.export_page(version, None, limit);
+        assert!(
+            matches!(
+                refused,
+                Err(ClientError::Graph(GraphError::InvalidArgument(_)))
+            ),
+            "{refused:?}"
+        );
+    }
+}
+
+/// One write that takes effect, on `m` and the module: an edge added (labelled, weighted) or
+/// removed, a vertex relabelled or removed.
+fn random_write(db: &GraphDb, rng: &mut ChaCha8Rng, m: &mut Model) {
+    let names: Vec<String> = LABELS.iter().map(|l| l.to_string()).collect();
+    let ids: Vec<u64> = m.vertices.keys().copied().collect();
+    let pick = |rng: &mut ChaCha8Rng| match ids.is_empty() || rng.gen_bool(0.1) {
+        true => rng.gen_range(0..5_000_000u64),
+        false => ids[rng.gen_range(0..ids.len())],
+    };
+    loop {
+        match rng.gen_range(0..10) {
+            0..4 => {
+                let (s, d) = (pick(rng), pick(rng));
+                if m.edges.contains_key(&(s, d)) {
+                    continue;
+                }
+                let label = rng.gen_range(0..LABELS.len() as u32);
+                let weight = rng.gen_range(0..4) as f32 * 0.5;
+                db.add_labelled_edges(&[s], &[d], &names, &[label], &[weight])
+                    .unwrap();
+                m.add_edge(s, d, LABELS[label as usize], weight);
+            }
+            4..7 if !m.edges.is_empty() => {
+                let at = rng.gen_range(0..m.edges.len());
+                let (s, d) = *m.edges.keys().nth(at).unwrap();
+                db.remove_edges(&[s], &[d]).unwrap();
+                m.edges.remove(&(s, d));
+            }
+            7..9 if !ids.is_empty() => {
+                let v = pick(rng);
+                let label = rng.gen_range(0..LABELS.len() as u32);
+                if m.vertices.get(&v).map(String::as_str) == Some(LABELS[label as usize]) {
+                    continue;
+                }
+                db.set_vertex_labels(&[v], &names, &[label]).unwrap();
+                m.vertices.insert(v, LABELS[label as usize].to_string());
+            }
+            9 if !ids.is_empty() => {
+                let v = ids[rng.gen_range(0..ids.len())];
+                db.remove_vertex(v).unwrap();
+                m.remove_vertex(v);
+            }
+            _ => continue,
+        }
+        return;
+    }
+}
+
+#[test]
+fn an_export_under_writes_is_the_graph_at_the_version_it_names() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let reader = GraphDb::websocket(server.clone(), "graph", None);
+    let writer = GraphDb::new(server, "graph");
+    let (mut exports, mut moved) = (0u32, 0u32);
+    for seed in 0..12u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(100 + seed);
+        let mut model = random_model(&mut rng);
+        load(&writer, &model);
+        let history = Mutex::new(HashMap::from([(
+            writer.info().unwrap().version,
+            model.clone(),
+        )]));
+        let stop = AtomicBool::new(false);
+        let answers = thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    random_write(&writer, &mut rng, &mut model);
+                    // The only writer: the version now is the one this write made.
+                    let version = writer.info().unwrap().version;
+                    history.lock().unwrap().insert(version, model.clone());
+                }
+            });
+            let answers: Vec<Vec<ExportPage>> = (0..6)
+                .map(|i| export(&reader, [1, 3, 10][i % 3]).expect("single writes stay logged"))
+                .collect();
+            stop.store(true, Ordering::Relaxed);
+            answers
+        });
+        let history = history.into_inner().unwrap();
+        for pages in answers {
+            let version = pages[0].version;
+            let last = pages.last().unwrap().stats.version_end;
+            moved += u32::from(last > version);
+            let want = &history[&version];
+            assert_eq!(&collect(&pages), want, "seed {seed}, version {version}");
+            exports += 1;
+        }
+    }
+    assert_eq!(exports, 72);
+    // Most exports ran while writes committed between their pages.
+    assert!(moved > 36, "only {moved} of {exports} exports saw a write");
+}
+
+#[test]
+fn a_version_a_bulk_write_made_unreadable_is_refused_and_the_export_starts_again() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    let n = 30_000u64;
+    let src: Vec<u64> = (0..n).collect();
+    let dst: Vec<u64> = (1..=n).collect();
+    db.add_edges(&src, &dst).unwrap();
+    let first = db.export_page(None, None, 100).unwrap().value;
+    // More changes than the log follows one by one: it restarts after them.
+    let more: Vec<u64> = (n + 1..n + 20_000).collect();
+    db.add_edges(&more, &more.iter().map(|v| v + 1).collect::<Vec<_>>())
+        .unwrap();
+    let refused = db.export_page(Some(first.version), first.next_after, 100);
+    assert!(
+        matches!(refused, Err(ClientError::Graph(GraphError::VersionGone(v))) if v == first.version),
+        "{refused:?}"
+    );
+    // The client's export starts over at the version now, and the caller hears so.
+    let mut starts = 0;
+    let mut edges = 0;
+    let mut bulk_done = false;
+    let version = db
+        .export(5_000, 3, |page, first| -> Result<(), ClientError> {
+            if first {
+                starts += 1;
+                edges = 0;
+            }
+            edges += page.edges.len();
+            if !bulk_done {
+                bulk_done = true;
+                let s: Vec<u64> = (n + 30_000..n + 50_000).collect();
+                db.add_edges(&s, &s.iter().map(|v| v + 1).collect::<Vec<_>>())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(starts, 2);
+    assert_eq!(version, db.info().unwrap().version);
+    assert_eq!(edges as u64, db.info().unwrap().edges);
+}
