@@ -56,12 +56,14 @@ struct Args {
     /// bfs-labels and bfs-labels-all workloads need.
     #[arg(long)]
     random_labels: Option<u32>,
-    /// Before measuring `stdb`, run one unmeasured full BFS, which builds the module's in-memory
+    /// Before measuring each system, run one unmeasured full BFS: every system gets the same
+    /// warm-up (caches, buffer pools). For SpacetimeDB it builds the module's in-memory
     /// snapshot in the module instance that runs it, so that the queries measured after it run
     /// on the snapshot (those of an instance the engine starts later build their own when they
-    /// have paid for one; the report counts the answers from a snapshot).
-    #[arg(long)]
-    warm_snapshot: bool,
+    /// have paid for one; the report counts the answers from a snapshot). `--warm-snapshot`
+    /// is its former name, from when only SpacetimeDB was warmed.
+    #[arg(long, alias = "warm-snapshot")]
+    warm_bfs: bool,
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// Direction of every query (default: both, as SNAP's undirected graphs need; out for ring).
@@ -441,19 +443,31 @@ fn main() -> anyhow::Result<()> {
                 }
             }
         }
-        if args.warm_snapshot
-            && system.name() == "stdb"
-            && let Some(db) = &db
+        if args.warm_bfs
+            && system.supports(Workload::BfsFull)
             && let Some(&start) = vertices.first()
         {
             let t = Instant::now();
-            let warm = db.bfs(start, dir, None, 0, tx)?;
-            println!(
-                "stdb: warm-up full BFS from {start}: {} vertices in {:.2} s, from snapshot: {}",
-                warm.value.visited,
-                t.elapsed().as_secs_f64(),
-                warm.value.stats.from_snapshot
-            );
+            let query = Query::Bfs {
+                start,
+                dir,
+                max_depth: None,
+            };
+            match system.answer(&query) {
+                Ok(warm) => println!(
+                    "{}: warm-up full BFS from {start}, unmeasured: {:.2} s{}",
+                    system.name(),
+                    t.elapsed().as_secs_f64(),
+                    match warm.stats {
+                        Some(stats) => format!(", from snapshot: {}", stats.from_snapshot),
+                        None => String::new(),
+                    }
+                ),
+                Err(e) if model::is_peer(system.name()) => {
+                    println!("{}: warm-up full BFS failed: {e:#}", system.name())
+                }
+                Err(e) => return Err(e.context("the warm-up full BFS")),
+            }
         }
         for &workload in &args.workloads {
             if !system.supports(workload) {
