@@ -142,7 +142,7 @@ mod tests {
             version: 7,
             vertices,
             edges,
-            next_after: None,
+            next: None,
             stats: QueryStats {
                 transactions: 1,
                 yields: 0,

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use crate::module_bindings::{
-    BfsResult, CheckReport, DfsResult, ExportPage, ExportedEdge, ExportedVertex, GraphError,
-    GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus, QueryStats,
+    BfsResult, CheckReport, DfsResult, ExportCursor, ExportPage, ExportedEdge, ExportedVertex,
+    GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus, QueryStats,
     SnapshotHolder, WeightedPathResult,
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
@@ -931,13 +931,13 @@ impl GraphDb {
         })
     }
 
-    /// One page of the graph as it was at `version` (`None`: now, which the page names): the
-    /// vertices above `after` with their labels and out-edges, up to about `limit` of either
-    /// (0: the module's default). See [`GraphDb::export`].
+    /// One page of the graph as it was at `version` (`None`: now, which the page names): what
+    /// follows the cursor `after` (`None`: from the start), vertices with their labels and
+    /// out-edges, up to `limit` of either (0: the module's default). See [`GraphDb::export`].
     pub fn export_page(
         &self,
         version: Option<u64>,
-        after: Option<u64>,
+        after: Option<ExportCursor>,
         limit: u32,
     ) -> Result<Answer<ExportPage>, ClientError> {
         use mb::export_page_procedure::{ExportPageArgs, export_page};
@@ -971,7 +971,7 @@ impl GraphDb {
                 Ok(page) => {
                     let page = page.value;
                     each(&page, version.is_none())?;
-                    match page.next_after {
+                    match page.next {
                         None => return Ok(page.version),
                         next => (version, after) = (Some(page.version), next),
                     }

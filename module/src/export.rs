@@ -3,8 +3,9 @@
 //!
 //! Rows of `edge` hold packed keys, so the edges cannot be read back over SQL as pairs; this
 //! procedure gives them as a client needs them. A page is one transaction: the vertices after a
-//! cursor in id order, with their out-edges in (src, dst) order, until about `limit` edges or
-//! vertices. The pages of one export describe the version the first one read: each later page
+//! cursor in id order, with their out-edges in (src, dst) order, until `limit` edges or
+//! vertices; a vertex with more out-edges than a page holds (a hub) has its list split over
+//! pages, so that no page holds the database for long. The pages of one export describe the version the first one read: each later page
 //! reads the tables now and undoes through the change log what was written since (see `pin`).
 //! If the log no longer covers that version (a bulk write or `clear_graph` since), the page is
 //! refused with [`GraphError::VersionGone`] and the export has to start again.
@@ -21,8 +22,7 @@ use spacetimedb::{Local, ProcedureContext, SpacetimeType, procedure};
 
 /// Edges (or vertices) per page when the caller names no limit.
 pub const DEFAULT_EXPORT_LIMIT: u32 = 10_000;
-/// Most edges (or vertices) a caller may ask a page for (a vertex's out-edges are never split,
-/// so a hub's page holds all of them).
+/// Most edges (or vertices) a caller may ask a page for.
 pub const MAX_EXPORT_LIMIT: u32 = 200_000;
 
 #[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
@@ -41,27 +41,36 @@ pub struct ExportedEdge {
     pub weight: f32,
 }
 
+/// Where a page ends: after vertex `vertex`, whose out-edges it has all given (`neighbor`
+/// `None`), or those up to the one to `neighbor` (the next page goes on with the others).
+#[derive(SpacetimeType, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportCursor {
+    pub vertex: u64,
+    pub neighbor: Option<u64>,
+}
+
 #[derive(SpacetimeType, Debug, Clone, PartialEq)]
 pub struct ExportPage {
     /// The version the page describes: the next pages of the export must ask for it.
     pub version: u64,
-    /// Vertices with ids after the cursor, ascending, and their out-edges, in (src, dst) order.
+    /// Vertices with ids after the cursor's, ascending, and out-edges in (src, dst) order: the
+    /// rest of the cursor's vertex's (if the last page split them), then those of the vertices
+    /// listed here (the last one's only in part if the page splits them).
     pub vertices: Vec<ExportedVertex>,
     pub edges: Vec<ExportedEdge>,
-    /// The cursor of the next page (`after`); `None`: this page ends the graph.
-    pub next_after: Option<u64>,
+    /// The next page's `after`; `None`: this page ends the graph.
+    pub next: Option<ExportCursor>,
     pub stats: QueryStats,
 }
 
-/// One page of the graph at `version` (`None`: the version now, which the page names): the
-/// vertices with ids above `after` (`None`: all), in id order, with their labels and
-/// out-edges, until the page holds `limit` vertices or edges (0: the default). Vertices without
-/// edges are listed too, so that an export keeps them.
+/// One page of the graph at `version` (`None`: the version now, which the page names): what
+/// follows the cursor `after` (`None`: from the start), until the page holds `limit` vertices or
+/// edges (0: the default). Vertices without edges are listed too, so that an export keeps them.
 #[procedure]
 pub fn export_page(
     ctx: &mut ProcedureContext,
     version: Option<u64>,
-    after: Option<u64>,
+    after: Option<ExportCursor>,
     limit: u32,
 ) -> Result<ExportPage, GraphError> {
     if limit > MAX_EXPORT_LIMIT {
@@ -86,7 +95,7 @@ pub fn export_page(
         if pin.is_lost() {
             return Err(GraphError::VersionGone(version));
         }
-        Ok(read_page(&tx.db, &pin, after, limit))
+        Ok(Page::read(&tx.db, &pin, after, limit))
     });
     let (mut page, rows_read) = page?;
     page.stats = runner.finish();
@@ -97,122 +106,230 @@ pub fn export_page(
     Ok(page)
 }
 
-/// A vertex of the page as it was at the pinned version.
-struct Listed {
-    id: u64,
-    label: u32,
+/// A page being read, at the pinned version.
+struct Page<'a> {
+    db: &'a Local,
+    pin: &'a Pin,
+    wide: bool,
+    /// The largest id the graph has had: no vertex or neighbor lies beyond it. It only grows,
+    /// except through `clear_graph`, which a pin does not survive.
+    bound: u64,
+    limit: usize,
+    /// Listed vertices and their labels at the pinned version.
+    vertices: Vec<(u64, u32)>,
+    arcs: Vec<(u64, Neighbor)>,
+    /// Arcs the page holds, counting those of whole lists still to read.
+    counted: usize,
+    rows_read: u64,
 }
 
-/// The page after `after`, and how many rows it read.
-fn read_page(db: &Local, pin: &Pin, after: Option<u64>, limit: usize) -> (ExportPage, u64) {
-    let (listed, next_after, mut rows_read) = list_vertices(db, pin, after, limit);
-    let mut arcs = Vec::new();
-    if let (Some(first), Some(last)) = (listed.first(), listed.last()) {
-        let stored = edges::out_of(db, first.id..=last.id, edges::any_wide(db));
-        rows_read += stored.len() as u64;
-        arcs.extend(stored.into_iter().filter_map(|e| {
+impl<'a> Page<'a> {
+    /// The page after `after`, and how many rows it read.
+    fn read(
+        db: &'a Local,
+        pin: &'a Pin,
+        after: Option<ExportCursor>,
+        limit: usize,
+    ) -> (ExportPage, u64) {
+        let mut page = Page {
+            db,
+            pin,
+            wide: edges::any_wide(db),
+            bound: meta(db).max_vertex_id,
+            limit,
+            vertices: Vec::new(),
+            arcs: Vec::new(),
+            counted: 0,
+            rows_read: 0,
+        };
+        let next = page.fill(after);
+        page.arcs.sort_unstable_by_key(|&(src, n)| (src, n.id));
+        page.arcs.dedup_by_key(|&mut (src, n)| (src, n.id));
+        let mut names = Names::new(db);
+        let vertices = (page.vertices.iter())
+            .map(|&(id, label)| ExportedVertex {
+                id,
+                label: names.get(Of::Vertices, label),
+            })
+            .collect();
+        let edges = (page.arcs.iter())
+            .map(|&(src, n)| ExportedEdge {
+                src,
+                dst: n.id,
+                label: names.get(Of::Edges, n.attrs.label),
+                weight: n.attrs.weight,
+            })
+            .collect();
+        let exported = ExportPage {
+            version: pin.version(),
+            vertices,
+            edges,
+            next,
+            stats: QueryStats::default(),
+        };
+        (exported, page.rows_read)
+    }
+
+    /// Reads what follows `after` into the page; returns the next page's cursor.
+    fn fill(&mut self, after: Option<ExportCursor>) -> Option<ExportCursor> {
+        let Some(at) = after else {
+            return self.list_vertices(0, None);
+        };
+        if let Some(n) = at.neighbor {
+            // The rest of a list the last page split.
+            let rest = n
+                .checked_add(1)
+                .and_then(|from| self.read_list(at.vertex, from));
+            if rest.is_some() {
+                return rest;
+            }
+        }
+        self.list_vertices(at.vertex.checked_add(1)?, Some(at.vertex))
+    }
+
+    /// Lists the vertices from id `from` on, with their out-arcs, until the page is full, and
+    /// returns the next page's cursor; `done`: the vertex before `from`, whose list the page
+    /// ends (if any).
+    ///
+    /// The engine reads a key range whole, so the vertex table is read in windows of ids:
+    /// `limit` wide at first, doubling while they come back short (sparse ids). A vertex whose
+    /// arcs do not fit in what is left of the page ends it, and the next page starts with it,
+    /// unless it has more arcs than a page holds (a hub): then this page takes the first ones.
+    fn list_vertices(&mut self, mut from: u64, mut done: Option<u64>) -> Option<ExportCursor> {
+        let removed = self.pin.removed_vertices();
+        let table = self.db.vertex();
+        let complete = |vertex| ExportCursor {
+            vertex,
+            neighbor: None,
+        };
+        // The listed vertices whose whole lists the page holds: read at the end, in one range.
+        let mut whole: Option<(u64, u64)> = None;
+        let mut width = self.limit as u64;
+        let mut next = None;
+        'windows: while from <= self.bound {
+            let to = from.saturating_add(width - 1).min(self.bound);
+            let mut window: Vec<(u64, Option<Vertex>)> = ranged(table.id(), &table.__backend)
+                .filter(from..=to)
+                .map(|row| (row.id, Some(row)))
+                .collect();
+            self.rows_read += window.len() as u64;
+            let gone =
+                removed.partition_point(|&v| v < from)..removed.partition_point(|&v| v <= to);
+            if !gone.is_empty() {
+                window.extend(removed[gone].iter().map(|&v| (v, None)));
+                window.sort_unstable_by_key(|&(id, _)| id);
+            }
+            let found = window.len();
+            for (id, row) in window {
+                if self.pin.vertex_existed(id) == Some(false) {
+                    continue; // created since the pinned version
+                }
+                let (out_now, label_now) = row.map_or((0, NO_LABEL), |r| (r.out_degree, r.label));
+                let degree = self.pin.degree(id, Direction::Out, out_now.into()) as usize;
+                let room = self.limit.saturating_sub(self.counted);
+                let started = !self.vertices.is_empty() || self.counted > 0;
+                if degree > room && degree <= self.limit && started {
+                    next = done.map(complete);
+                    break 'windows;
+                }
+                self.vertices
+                    .push((id, self.pin.pinned_label(id, label_now)));
+                if degree > room {
+                    next = Some(self.read_list(id, 0).unwrap_or(complete(id)));
+                    break 'windows;
+                }
+                whole = Some((whole.map_or(id, |(first, _)| first), id));
+                self.counted += degree;
+                done = Some(id);
+                if self.vertices.len() >= self.limit || self.counted >= self.limit {
+                    next = (id < self.bound).then_some(complete(id));
+                    break 'windows;
+                }
+            }
+            match to.checked_add(1) {
+                Some(after) => from = after,
+                None => break,
+            }
+            if found < self.limit {
+                width = width.saturating_mul(2);
+            }
+        }
+        if let Some((first, last)) = whole {
+            self.read_whole(first, last);
+        }
+        next
+    }
+
+    /// The out-arcs of the vertices `first..=last` (which the page lists, as it lists every
+    /// vertex of that range that existed at the pinned version), and those since removed.
+    fn read_whole(&mut self, first: u64, last: u64) {
+        let stored = edges::out_of(self.db, first..=last, self.wide);
+        self.rows_read += stored.len() as u64;
+        let pin = self.pin;
+        self.arcs.extend(stored.into_iter().filter_map(|e| {
             let attrs = pin.pinned_attrs(e.src, e.dst, e.attrs())?;
             Some((e.src, Neighbor { id: e.dst, attrs }))
         }));
-        // Arcs removed (or changed) since the pinned version, with their attributes then.
         let mut restored = Vec::new();
-        for v in &listed {
+        for &(v, _) in self
+            .vertices
+            .iter()
+            .filter(|&&(v, _)| (first..=last).contains(&v))
+        {
             restored.clear();
-            pin.restore(v.id, false, &mut restored);
-            arcs.extend(restored.iter().map(|&n| (v.id, n)));
+            pin.restore(v, false, &mut restored);
+            self.arcs.extend(restored.iter().map(|&n| (v, n)));
         }
-        arcs.sort_unstable_by_key(|&(src, n)| (src, n.id));
-        arcs.dedup_by_key(|&mut (src, n)| (src, n.id));
     }
-    let mut names = Names::new(db);
-    let vertices = listed
-        .iter()
-        .map(|v| ExportedVertex {
-            id: v.id,
-            label: names.get(Of::Vertices, v.label),
-        })
-        .collect();
-    let edges = arcs
-        .iter()
-        .map(|&(src, n)| ExportedEdge {
-            src,
-            dst: n.id,
-            label: names.get(Of::Edges, n.attrs.label),
-            weight: n.attrs.weight,
-        })
-        .collect();
-    let page = ExportPage {
-        version: pin.version(),
-        vertices,
-        edges,
-        next_after,
-        stats: QueryStats::default(),
-    };
-    (page, rows_read)
-}
 
-/// The vertices of the pinned version above `after`, ascending, until `limit` of them or of
-/// their out-arcs; the cursor after them (`None`: no vertex is left); the vertex rows read.
-///
-/// The engine reads a key range whole, so the vertex table is read in windows of ids: `limit`
-/// wide at first, doubling while they come back short (sparse ids), never past the largest id
-/// the graph has had.
-fn list_vertices(
-    db: &Local,
-    pin: &Pin,
-    after: Option<u64>,
-    limit: usize,
-) -> (Vec<Listed>, Option<u64>, u64) {
-    // The largest id only grows, except through `clear_graph`, which a pin does not survive.
-    let bound = meta(db).max_vertex_id;
-    let removed = pin.removed_vertices();
-    let table = db.vertex();
-    let mut listed = Vec::new();
-    let (mut arcs, mut rows_read) = (0u64, 0u64);
-    let mut from = match after {
-        None => 0,
-        Some(a) => match a.checked_add(1) {
-            Some(from) => from,
-            None => return (listed, None, 0),
-        },
-    };
-    let mut width = limit as u64;
-    while from <= bound {
-        let to = from.saturating_add(width - 1).min(bound);
-        let mut window: Vec<(u64, Option<Vertex>)> = ranged(table.id(), &table.__backend)
-            .filter(from..=to)
-            .map(|row| (row.id, Some(row)))
-            .collect();
-        rows_read += window.len() as u64;
-        let gone = removed.partition_point(|&v| v < from)..removed.partition_point(|&v| v <= to);
-        if !gone.is_empty() {
-            window.extend(removed[gone].iter().map(|&v| (v, None)));
-            window.sort_unstable_by_key(|&(id, _)| id);
-        }
-        let found = window.len();
-        for (id, row) in window {
-            if pin.vertex_existed(id) == Some(false) {
-                continue; // created since the pinned version
+    /// Adds to the page `v`'s out-arcs to neighbors from id `from` on, as many as it has room
+    /// for (at least one); returns the cursor after the last one taken if more may follow.
+    ///
+    /// The list is read in windows of neighbor ids, as many ids wide as the page has room for
+    /// at first (dense ids), doubling while they come back short (sparse ones): the engine reads
+    /// a window whole, so a page costs about its arcs, except where a window that grew over a
+    /// gap in the ids takes in a dense run behind it.
+    fn read_list(&mut self, v: u64, from: u64) -> Option<ExportCursor> {
+        let room = self.limit.saturating_sub(self.counted).max(1);
+        let mut restored = Vec::new();
+        self.pin.restore(v, false, &mut restored);
+        let mut width = room as u64;
+        let mut taken: Vec<Neighbor> = Vec::new();
+        let mut lo = from;
+        while lo <= self.bound {
+            let hi = lo.saturating_add(width - 1).min(self.bound);
+            let before = taken.len();
+            let pin = self.pin;
+            self.rows_read += edges::list(self.db, v, false, lo..=hi, usize::MAX, self.wide, |e| {
+                if let Some(attrs) = pin.pinned_attrs(v, e.dst, e.attrs()) {
+                    taken.push(Neighbor { id: e.dst, attrs });
+                }
+            }) as u64;
+            taken.extend(restored.iter().filter(|n| (lo..=hi).contains(&n.id)));
+            taken[before..].sort_unstable_by_key(|n| n.id);
+            taken.dedup_by_key(|n| n.id);
+            if taken.len() >= room {
+                taken.truncate(room);
+                break;
             }
-            let (out_now, label_now) = row.map_or((0, NO_LABEL), |r| (r.out_degree, r.label));
-            arcs += pin.degree(id, Direction::Out, out_now.into());
-            listed.push(Listed {
-                id,
-                label: pin.pinned_label(id, label_now),
-            });
-            if listed.len() >= limit || arcs >= limit as u64 {
-                return (listed, (id < bound).then_some(id), rows_read);
+            match hi.checked_add(1) {
+                Some(next) => lo = next,
+                None => break,
             }
-        }
-        match to.checked_add(1) {
-            Some(next) => from = next,
-            None => break,
-        }
-        if found < limit {
+            // Short of the room (or it would have stopped): the ids are sparser than the width.
             width = width.saturating_mul(2);
         }
+        self.counted += taken.len();
+        let next = match taken.len() >= room {
+            true => taken.last().map(|n| ExportCursor {
+                vertex: v,
+                neighbor: Some(n.id),
+            }),
+            false => None,
+        };
+        self.arcs.extend(taken.into_iter().map(|n| (v, n)));
+        next
     }
-    (listed, None, rows_read)
 }
 
 /// Label names by id, looked up once per page.

@@ -27,6 +27,6 @@ mod tx_runner;
 mod types;
 
 pub use check::CheckReport;
-pub use export::{ExportPage, ExportedEdge, ExportedVertex};
+pub use export::{ExportCursor, ExportPage, ExportedEdge, ExportedVertex};
 pub use schema::*;
 pub use types::*;

@@ -4,7 +4,7 @@
 //! between its pages, and when a bulk write makes that version unreadable (refused, and the
 //! client's export starts again).
 
-use graph_client::graph::{ClientError, ExportPage, GraphDb, GraphError};
+use graph_client::graph::{ClientError, ExportCursor, ExportPage, GraphDb, GraphError};
 use graph_testkit::TestHost;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -87,15 +87,18 @@ fn load(db: &GraphDb, m: &Model) {
     }
 }
 
-/// What the pages of one export say the graph is, after checking their order and cursors.
-fn collect(pages: &[ExportPage]) -> Model {
+/// What the pages of one export say the graph is, after checking their order, cursors and
+/// sizes (`limit` edges at most).
+fn collect(pages: &[ExportPage], limit: usize) -> Model {
     let mut m = Model::default();
     let mut last_vertex = None;
     let mut last_edge = None;
+    let mut cursor: Option<ExportCursor> = None;
     for (i, page) in pages.iter().enumerate() {
         assert_eq!(page.version, pages[0].version);
         assert_eq!(page.stats.version, page.version);
         assert!(page.stats.pinned && page.stats.transactions == 1);
+        assert!(page.edges.len() <= limit, "{} edges", page.edges.len());
         for v in &page.vertices {
             assert!(last_vertex < Some(v.id), "vertices out of order");
             last_vertex = Some(v.id);
@@ -104,14 +107,23 @@ fn collect(pages: &[ExportPage]) -> Model {
         for e in &page.edges {
             assert!(last_edge < Some((e.src, e.dst)), "edges out of order");
             last_edge = Some((e.src, e.dst));
-            // An edge comes on the page of its source.
-            assert!(page.vertices.iter().any(|v| v.id == e.src), "{e:?}");
+            // An edge comes on the page of its source, or goes on with a list the last page
+            // split.
+            let listed = page.vertices.iter().any(|v| v.id == e.src);
+            let split =
+                (cursor.as_ref()).is_some_and(|c| c.neighbor.is_some() && c.vertex == e.src);
+            assert!(listed || split, "{e:?} after {cursor:?}");
             m.edges.insert((e.src, e.dst), (e.label.clone(), e.weight));
         }
-        assert_eq!(page.next_after.is_none(), i == pages.len() - 1);
-        if let Some(after) = page.next_after {
-            assert_eq!(Some(after), page.vertices.last().map(|v| v.id));
+        assert_eq!(page.next.is_none(), i == pages.len() - 1);
+        if let Some(next) = &page.next {
+            assert!(!page.vertices.is_empty() || !page.edges.is_empty() || cursor.is_some());
+            match next.neighbor {
+                Some(n) => assert_eq!(last_edge, Some((next.vertex, n))),
+                None => assert_eq!(Some(next.vertex), last_vertex),
+            }
         }
+        cursor = page.next.clone();
     }
     m
 }
@@ -124,7 +136,7 @@ fn export(db: &GraphDb, limit: u32) -> Option<Vec<ExportPage>> {
         match db.export_page(version, after, limit) {
             Ok(page) => {
                 let page = page.value;
-                (version, after) = (Some(page.version), page.next_after);
+                (version, after) = (Some(page.version), page.next.clone());
                 let done = after.is_none();
                 pages.push(page);
                 if done {
@@ -155,17 +167,39 @@ fn an_export_gives_back_the_graph_at_any_page_size() {
         for limit in [1, 2, 7, 0] {
             let pages = export(db, limit).expect("no writer: the version stays readable");
             assert_eq!(pages[0].version, version);
-            assert_eq!(collect(&pages), model, "seed {seed}, limit {limit}");
-            for page in &pages[..pages.len() - 1] {
-                // A page stops at the vertex that fills it.
-                let edges = page.edges.len();
-                assert!(edges >= limit as usize || page.vertices.len() >= limit as usize);
-            }
+            let most = if limit == 0 { 10_000 } else { limit as usize };
+            assert_eq!(collect(&pages, most), model, "seed {seed}, limit {limit}");
+        }
+    }
+    // A hub's list split over pages: each page reads about what it gives (the neighbor ids are
+    // dense), whatever ids lie far beyond them.
+    let mut star = Model::default();
+    for d in (100..5_100).chain([u64::MAX - 3, u64::MAX]) {
+        star.add_edge(7, d, "", 1.0);
+    }
+    load(&http, &star);
+    for db in [&http, &ws] {
+        let pages = export(db, 300).unwrap();
+        assert_eq!(collect(&pages, 300), star);
+        assert!(pages.len() >= 5_002 / 300, "{} pages", pages.len());
+        for page in &pages {
+            let read = page.stats.edges_scanned;
+            assert!(
+                read <= 4 * 300 + 2,
+                "a page of {} read {read} rows",
+                page.edges.len()
+            );
         }
     }
     // The cursor past the last possible id, and the refused arguments.
-    let page = http.export_page(None, Some(u64::MAX), 5).unwrap().value;
-    assert!(page.vertices.is_empty() && page.next_after.is_none());
+    for neighbor in [None, Some(u64::MAX)] {
+        let end = Some(ExportCursor {
+            vertex: u64::MAX,
+            neighbor,
+        });
+        let page = http.export_page(None, end, 5).unwrap().value;
+        assert!(page.vertices.is_empty() && page.edges.is_empty() && page.next.is_none());
+    }
     let future = http.info().unwrap().version + 1;
     for (version, limit) in [(Some(future), 5), (None, 200_001)] {
         let refused = http.export_page(version, None, limit);
@@ -264,7 +298,12 @@ fn an_export_under_writes_is_the_graph_at_the_version_it_names() {
             let last = pages.last().unwrap().stats.version_end;
             moved += u32::from(last > version);
             let want = &history[&version];
-            assert_eq!(&collect(&pages), want, "seed {seed}, version {version}");
+            let limit = pages.iter().map(|p| p.edges.len()).max().unwrap();
+            assert_eq!(
+                &collect(&pages, limit),
+                want,
+                "seed {seed}, version {version}"
+            );
             exports += 1;
         }
     }
@@ -286,7 +325,7 @@ fn a_version_a_bulk_write_made_unreadable_is_refused_and_the_export_starts_again
     let more: Vec<u64> = (n + 1..n + 20_000).collect();
     db.add_edges(&more, &more.iter().map(|v| v + 1).collect::<Vec<_>>())
         .unwrap();
-    let refused = db.export_page(Some(first.version), first.next_after, 100);
+    let refused = db.export_page(Some(first.version), first.next, 100);
     assert!(
         matches!(refused, Err(ClientError::Graph(GraphError::VersionGone(v))) if v == first.version),
         "{refused:?}"

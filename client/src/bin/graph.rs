@@ -188,8 +188,8 @@ enum Command {
         /// `graph label-vertices` reads back: keeps the vertices without edges and the labels.
         #[arg(long, value_name = "FILE")]
         vertices: Option<PathBuf>,
-        /// Edges (or vertices) per page, at most 200,000 (a vertex's out-edges are never
-        /// split over pages). A page of 10,000 holds the database for about 4 ms.
+        /// Edges (or vertices) per page, at most 200,000. A page of 10,000 holds the database
+        /// for about 4 ms.
         #[arg(long, default_value_t = 10_000)]
         page: u32,
     },

@@ -4,6 +4,7 @@
 // Bindings for spacetimedb-sdk 2.14, in the shape `spacetime generate --lang rust` gives them.
 
 #![allow(unused, clippy::all)]
+use super::export_cursor_type::ExportCursor;
 use super::export_page_type::ExportPage;
 use super::graph_error_type::GraphError;
 use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
@@ -12,7 +13,7 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 #[sats(crate = __lib)]
 pub struct ExportPageArgs {
     pub version: Option<u64>,
-    pub after: Option<u64>,
+    pub after: Option<ExportCursor>,
     pub limit: u32,
 }
 
@@ -24,7 +25,7 @@ impl __sdk::InModule for ExportPageArgs {
 #[allow(non_camel_case_types)]
 pub trait export_page {
     /// Asks the module to run the procedure `export_page`, ignoring its result.
-    fn export_page(&self, version: Option<u64>, after: Option<u64>, limit: u32) {
+    fn export_page(&self, version: Option<u64>, after: Option<ExportCursor>, limit: u32) {
         self.export_page_then(version, after, limit, |_, _| {});
     }
 
@@ -33,7 +34,7 @@ pub trait export_page {
     fn export_page_then(
         &self,
         version: Option<u64>,
-        after: Option<u64>,
+        after: Option<ExportCursor>,
         limit: u32,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,
@@ -47,7 +48,7 @@ impl export_page for super::RemoteProcedures {
     fn export_page_then(
         &self,
         version: Option<u64>,
-        after: Option<u64>,
+        after: Option<ExportCursor>,
         limit: u32,
         __callback: impl FnOnce(
             &super::ProcedureEventContext,

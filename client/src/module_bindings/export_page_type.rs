@@ -4,6 +4,7 @@
 // Bindings for spacetimedb-sdk 2.14, in the shape `spacetime generate --lang rust` gives them.
 
 #![allow(unused, clippy::all)]
+use super::export_cursor_type::ExportCursor;
 use super::exported_edge_type::ExportedEdge;
 use super::exported_vertex_type::ExportedVertex;
 use super::query_stats_type::QueryStats;
@@ -15,7 +16,7 @@ pub struct ExportPage {
     pub version: u64,
     pub vertices: Vec<ExportedVertex>,
     pub edges: Vec<ExportedEdge>,
-    pub next_after: Option<u64>,
+    pub next: Option<ExportCursor>,
     pub stats: QueryStats,
 }
 
