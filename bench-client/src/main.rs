@@ -12,7 +12,7 @@ use graph_bench::report::markdown::{self, fmt_us};
 use graph_bench::report::model::{self, Contention, Environment, Report, Sample, Summary};
 use graph_bench::report::write::write;
 use graph_bench::system::{ArcAttrs, Query, Reply, System};
-use graph_bench::systems::falkordb::FalkorDb;
+use graph_bench::systems::falkordb::{self, FalkorDb};
 use graph_bench::systems::kuzu::Kuzu;
 use graph_bench::systems::native::{self, Native};
 use graph_bench::systems::neo4j::Neo4j;
@@ -776,7 +776,10 @@ fn server_process(args: &Args, store: &str) -> (Option<u32>, Option<PathBuf>) {
     let pid = std::fs::read_to_string(dir.join(format!("{store}.pid")))
         .ok()
         .and_then(|p| p.trim().parse().ok());
-    (pid, Some(dir.join(store)))
+    // FalkorDB runs without persistence (`scripts/peers`: no RDB, no AOF): its directory holds
+    // a log and a script, not data, and the report says "in memory".
+    let data = (store != falkordb::STORE).then(|| dir.join(store));
+    (pid, data)
 }
 
 /// Warm-up and measured calls of `workload` on `system`. The Stage-1 baselines scan every edge

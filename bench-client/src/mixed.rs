@@ -10,7 +10,8 @@
 //! when its process is known, and its data directory's size on disk at the end when that is
 //! known. Also the soak check: at the end every acknowledged write is accounted for (the edge
 //! count exactly, and each edge read back), and the writes left in place are removed, so the
-//! store holds what it held before.
+//! store holds the edges it held before (the fresh vertices the writers created stay, without
+//! edges: a later `--skip-load` run on that store fails its vertex count check).
 //!
 //! Readers follow out-edges of the loaded graph and writers add edges *from* fresh vertices
 //! *to* loaded ones (drawn uniformly or Zipf-skewed, so that hubs take most writes: the
@@ -221,7 +222,8 @@ pub fn run(
             if there { "added" } else { "removed" }
         );
     }
-    // What the writers left, removed: the store holds the graph it was loaded with.
+    // What the writers left, removed: the store holds the edges it was loaded with (and the
+    // writers' fresh vertices, now without edges).
     for &(src, dst) in &present {
         system.remove_edge(src, dst)?;
     }

@@ -77,6 +77,9 @@ pub fn heading(report: &Report) -> String {
 /// (when contention was measured).
 pub fn table(report: &Report) -> String {
     let mut t = String::new();
+    t.push_str(
+        "Percentiles by nearest rank: of fewer than 100 samples, p99 is the largest (= max).\n\n",
+    );
     t.push_str("| workload | mode | runs | p50 | p90 | p99 | max | server p50 | longest tx (max) | tx over 5 ms | tx p50 | yields p50 | edges scanned p50 | from snapshot |\n");
     t.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for s in &report.results {

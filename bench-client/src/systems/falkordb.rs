@@ -77,6 +77,9 @@ fn loader_url(url: &str) -> String {
 /// (`(major, minor, patch)`); before it the procedure enumerates every simple path.
 pub const DIJKSTRA_SINCE: (i64, i64, i64) = (4, 20, 0);
 
+/// The store FalkorDB's system reads (and `scripts/peers` names its files by).
+pub const STORE: &str = "falkordb";
+
 /// A connection to a FalkorDB server (redis-server with the FalkorDB module).
 pub struct FalkorDb {
     conn: redis::Connection,
@@ -491,7 +494,7 @@ impl System for FalkorDb {
     }
 
     fn store(&self) -> &'static str {
-        "falkordb"
+        STORE
     }
 
     fn describe(&mut self) -> Result<String> {
