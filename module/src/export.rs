@@ -192,7 +192,8 @@ impl<'a> Page<'a> {
     /// ends (if any).
     ///
     /// The engine reads a key range whole, so the vertex table is read in windows of ids:
-    /// `limit` wide at first, doubling while they come back short (sparse ids). A vertex whose
+    /// `limit` wide at first, doubling while they come back short (sparse ids); the window that
+    /// grows over a gap takes in as much of a dense run behind it as it spans. A vertex whose
     /// arcs do not fit in what is left of the page ends it, and the next page starts with it,
     /// unless it has more arcs than a page holds (a hub): then this page takes the first ones.
     fn list_vertices(&mut self, mut from: u64, mut done: Option<u64>) -> Option<ExportCursor> {
