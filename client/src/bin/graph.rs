@@ -180,8 +180,9 @@ enum Command {
     /// Write the whole graph, exactly as it was at one version, to FILE as CSV rows
     /// `src,dst,label,weight` that `graph load` reads back (a name ending in .gz: compressed).
     /// It is read in pages of one short transaction each while writers go on; if they change
-    /// the graph so much meanwhile that its version can no longer be read (a bulk load,
-    /// `clear`), the export starts again at the current version, three times at most.
+    /// the graph so much meanwhile that its version can no longer be read (a bulk load, the
+    /// reducer `clear_graph`), the export starts again at the current version, three times at
+    /// most.
     Export {
         file: PathBuf,
         /// Also write every vertex, with its label, as CSV rows `id,label` that
