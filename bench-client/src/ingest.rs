@@ -6,7 +6,7 @@
 use crate::report::charts;
 use anyhow::{Context, bail, ensure};
 use graph_client::edgelist::EdgeList;
-use graph_client::graph::{GraphDb, LoadPlan, TransportKind};
+use graph_client::graph::{GraphDb, LoadPlan, LoadProgress, TransportKind};
 use graph_client::server::Server;
 use plotters::prelude::*;
 use rand::SeedableRng;
@@ -137,8 +137,9 @@ pub fn run_cell(
             LoadPlan {
                 batch,
                 in_flight: 1,
+                ..LoadPlan::default()
             },
-            |_| calls += 1,
+            |p| calls += matches!(p, LoadProgress::Edges(_)) as u64,
         )
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let seconds = started.elapsed().as_secs_f64();

@@ -225,6 +225,11 @@ struct Args {
     /// 1 waits for each answer, as `graph load` does by default (see `LoadPlan::in_flight`).
     #[arg(long, default_value_t = 2)]
     load_in_flight: usize,
+    /// Load SpacetimeDB keeping every vertex row exact after each call, as a load into a
+    /// graph that is not empty does, instead of a bulk load (edges first, vertex rows at the
+    /// end; see `LoadPlan::bulk`): for comparing the two.
+    #[arg(long)]
+    no_bulk_load: bool,
     /// Directory for the Markdown and JSON reports.
     #[arg(long, default_value = "results")]
     out: PathBuf,
@@ -733,6 +738,7 @@ fn connect(
 ) -> anyhow::Result<Box<dyn System>> {
     let plan = LoadPlan {
         in_flight: args.load_in_flight,
+        bulk: !args.no_bulk_load,
         ..LoadPlan::default()
     };
     let stdb = |db: GraphDb, mode| -> anyhow::Result<Box<dyn System>> {

@@ -19,9 +19,9 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use crate::module_bindings::{
-    BfsResult, CheckReport, DfsResult, ExportCursor, ExportPage, ExportedEdge, ExportedVertex,
-    GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult, PathStatus, QueryStats,
-    SnapshotHolder, WeightedPathResult,
+    BfsResult, BulkLoad, CheckReport, DfsResult, ExportCursor, ExportPage, ExportedEdge,
+    ExportedVertex, GraphError, GraphInfo, GraphMeta, NeighborCount, Neighbors, PathResult,
+    PathStatus, QueryStats, SnapshotHolder, WeightedPathResult,
 };
 /// Which arcs a query follows: the module's own type, shared so that both parse alike.
 pub use graph_traverse::Direction;
@@ -74,6 +74,12 @@ impl fmt::Display for GraphError {
                 f,
                 "version {v} can no longer be read (the graph changed too much since): start again"
             ),
+            GraphError::BulkLoadUnderWay(v) => write!(
+                f,
+                "a bulk load (begun at version {v}) is under way: queries are answered once it \
+                 has finished (`graph load` finishes it; re-run it to resume an interrupted \
+                 load, or run `graph finish-load`)"
+            ),
         }
     }
 }
@@ -106,6 +112,11 @@ pub struct LoadPlan {
     /// polls a procedure), so every query of every client waits until the load ends: more than
     /// 1 suits a database nobody reads while it loads.
     pub in_flight: usize,
+    /// Load an empty graph as a bulk load (the module's `bulk`): the calls store edges only,
+    /// and the vertex rows are written once at the end, a window of ids per call. Queries are
+    /// refused until then. A load that finds a bulk load under way (an interrupted one)
+    /// continues and finishes it whatever this says.
+    pub bulk: bool,
 }
 
 impl LoadPlan {
@@ -125,6 +136,7 @@ impl Default for LoadPlan {
         Self {
             batch: MAX_BATCH_EDGES,
             in_flight: 1,
+            bulk: true,
         }
     }
 }
@@ -145,6 +157,17 @@ pub struct LoadOutcome {
     pub others_wrote: bool,
     /// The graph's counts and version after the load.
     pub graph: GraphMeta,
+    /// Calls that wrote the vertex rows at the end of a bulk load (0: not a bulk load).
+    pub finish_calls: u64,
+}
+
+/// How far a load has come, as [`GraphDb::load_with`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadProgress {
+    /// Edges acknowledged so far.
+    Edges(usize),
+    /// A bulk load's vertex rows are written for every id below `below`, of ids up to `last`.
+    VertexRows { below: u64, last: u64 },
 }
 
 impl LoadOutcome {
@@ -851,7 +874,7 @@ impl GraphDb {
     pub fn load(
         &self,
         edges: &EdgeList,
-        progress: impl FnMut(usize),
+        progress: impl FnMut(LoadProgress),
     ) -> Result<LoadOutcome, LoadError> {
         self.load_with(edges, LoadPlan::default(), progress)
     }
@@ -860,12 +883,13 @@ impl GraphDb {
     /// in the order sent; a failed call stops the load once the calls sent after it have been
     /// answered, and a transient failure (a dropped connection) is retried from the first
     /// unacknowledged edge. A call sent after the one that failed may have stored its edges,
-    /// which a resumed load sends again, changing nothing.
+    /// which a resumed load sends again, changing nothing. A bulk load (see [`LoadPlan::bulk`])
+    /// that stops part-way stays under way: loading again continues and finishes it.
     pub fn load_with(
         &self,
         edges: &EdgeList,
         plan: LoadPlan,
-        mut progress: impl FnMut(usize),
+        mut progress: impl FnMut(LoadProgress),
     ) -> Result<LoadOutcome, LoadError> {
         let mut attempt = 0;
         let failed = |acknowledged, retries, source| LoadError {
@@ -873,7 +897,10 @@ impl GraphDb {
             retries,
             source,
         };
-        let before = self.info().map_err(|e| failed(0, 0, e))?;
+        let info = self.graph_info().map_err(|e| failed(0, 0, e))?;
+        let before = info.meta;
+        let empty = before.edges == 0 && before.vertices == 0;
+        let bulk = info.bulk_load.is_some() || (plan.bulk && empty && !edges.is_empty());
         let http = self.transport() == TransportKind::Http;
         let window = plan.calls_out(self.transport());
         // Calls out, oldest first, with the end of their batch.
@@ -881,6 +908,10 @@ impl GraphDb {
         let mut sent = 0;
         let mut acknowledged = 0;
         let mut succeeded = 0u64;
+        if bulk && info.bulk_load.is_none() {
+            self.begin_bulk_load().map_err(|e| failed(0, 0, e))?;
+            succeeded += 1;
+        }
         // Calls whose answer was lost: each may have committed, and bumped the version.
         let mut unknown = 0u64;
         while acknowledged < edges.len() {
@@ -895,7 +926,7 @@ impl GraphDb {
                     succeeded += 1;
                     attempt = 0;
                     acknowledged = end;
-                    progress(acknowledged);
+                    progress(LoadProgress::Edges(acknowledged));
                 }
                 Err(e) => {
                     // The calls sent after it still run; their outcome changes nothing here
@@ -917,6 +948,15 @@ impl GraphDb {
                 }
             }
         }
+        let finish_calls = match bulk {
+            true => self
+                .finish_bulk_load(0, |below, last| {
+                    progress(LoadProgress::VertexRows { below, last })
+                })
+                .map_err(|e| failed(acknowledged, attempt, e))?,
+            false => 0,
+        };
+        succeeded += finish_calls;
         let after = self.info().map_err(|e| failed(acknowledged, attempt, e))?;
         Ok(LoadOutcome {
             sent: edges.len() as u64,
@@ -928,7 +968,48 @@ impl GraphDb {
                 .checked_sub(before.version)
                 .is_none_or(|bumps| bumps > succeeded + unknown),
             graph: after,
+            finish_calls,
         })
+    }
+
+    /// Starts a bulk load (see [`LoadPlan::bulk`]); one under way is left as it is.
+    pub fn begin_bulk_load(&self) -> Result<(), ClientError> {
+        use mb::begin_bulk_load_reducer::{BeginBulkLoadArgs, begin_bulk_load};
+        self.reducer(
+            "begin_bulk_load",
+            BeginBulkLoadArgs {},
+            true,
+            |conn, _, reply| {
+                conn.reducers
+                    .begin_bulk_load_then(move |_, r| reply(flatten(r)))
+            },
+        )
+    }
+
+    /// Finishes the bulk load under way, if any: writes its vertex rows a window of ids per
+    /// call, each reading about `rows` rows (0: the module's default), and tells `progress`
+    /// below which id they are written, of ids up to which. Returns the calls made. Adds by
+    /// other clients meanwhile are finished too (they move finishing back).
+    pub fn finish_bulk_load(
+        &self,
+        rows: u32,
+        mut progress: impl FnMut(u64, u64),
+    ) -> Result<u64, ClientError> {
+        use mb::finish_bulk_load_reducer::{FinishBulkLoadArgs, finish_bulk_load};
+        let mut calls = 0;
+        loop {
+            let info = self.graph_info()?;
+            let Some(load) = info.bulk_load else {
+                return Ok(calls);
+            };
+            progress(load.finished_below, info.meta.max_vertex_id);
+            let args = FinishBulkLoadArgs { rows };
+            self.reducer("finish_bulk_load", args, true, |conn, a, reply| {
+                conn.reducers
+                    .finish_bulk_load_then(a.rows, move |_, r| reply(flatten(r)))
+            })?;
+            calls += 1;
+        }
     }
 
     /// One page of the graph as it was at `version` (`None`: now, which the page names): what

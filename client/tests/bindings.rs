@@ -15,6 +15,7 @@ use std::process::Command;
 use graph_client::module_bindings::add_edges_reducer::AddEdgesArgs;
 use graph_client::module_bindings::add_labelled_edges_reducer::AddLabelledEdgesArgs;
 use graph_client::module_bindings::add_vertices_reducer::AddVerticesArgs;
+use graph_client::module_bindings::begin_bulk_load_reducer::BeginBulkLoadArgs;
 use graph_client::module_bindings::bfs_full_scan_procedure::BfsFullScanArgs;
 use graph_client::module_bindings::bfs_full_scan_reducer_reducer::BfsFullScanReducerArgs;
 use graph_client::module_bindings::bfs_procedure::BfsArgs;
@@ -476,11 +477,14 @@ fn tables_and_columns_match_the_module() {
             dst: vec![1 << 40],
         },
     );
+    // Its row is there while a bulk load is under way.
+    reduce(&server, BeginBulkLoadArgs {});
 
     let tables = <RemoteModule as __sdk::SpacetimeModule>::ALL_TABLE_NAMES;
     assert_eq!(
         tables,
         [
+            "bulk_load",
             "edge",
             "edge_label",
             "graph_meta",
@@ -500,6 +504,7 @@ fn tables_and_columns_match_the_module() {
             .collect();
         let row = rows.first().unwrap_or_else(|| panic!("{table} has rows"));
         let fields = match *table {
+            "bulk_load" => field_names(&decode::<BulkLoad>(row)),
             "edge" => field_names(&decode::<Edge>(row)),
             "edge_label" => field_names(&decode::<EdgeLabel>(row)),
             "graph_meta" => field_names(&decode::<GraphMeta>(row)),

@@ -342,6 +342,13 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
 
     host.relaunch();
     let stored = db.info().unwrap().edges as usize;
+    // The crash cut a bulk load short; finishing it first leaves a graph of what was stored,
+    // and the resumed load then adds the rest as plain writes.
+    let finished = cli.json(&["finish-load"]);
+    assert!(finished["calls"].as_u64() > Some(0), "{finished}");
+    assert_eq!(finished["edges"].as_u64(), Some(stored as u64));
+    assert_eq!(cli.json(&["check"])["problems"], 0);
+    assert_eq!(cli.json(&["finish-load"])["calls"], 0);
     assert!(
         hint <= stored,
         "the hint {hint} names edges the server does not hold ({stored}): {err}"
@@ -373,6 +380,7 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
         })
         .collect();
     assert!(held == distinct, "the graph differs from the file's");
+    assert_eq!(cli.json(&["check"])["problems"], 0);
 
     // A second run sends everything again and finds it all present.
     let again = cli.json(&["load", &path]);
@@ -876,9 +884,25 @@ fn an_interrupted_load_says_where_to_resume() {
         at > 0 && at < 100_000 && stored >= at,
         "{at} {stored}: {stderr}"
     );
+    // The load into the empty graph was a bulk load: until it is finished, queries and
+    // removals are refused in words that say how to finish it.
+    assert!(cli.json(&["stats"])["bulk_load"].is_object());
+    let stats = String::from_utf8_lossy(&cli.run(&["stats"]).stdout).into_owned();
+    assert!(stats.contains("graph finish-load"), "{stats}");
+    for refused in [
+        cli.fails(&["neighbors", "0"]),
+        cli.fails(&["remove-edge", "0", "1"]),
+    ] {
+        assert!(
+            refused.contains("bulk load") && refused.contains("graph finish-load"),
+            "{refused}"
+        );
+    }
 
     let resumed = cli.json(&["load", &snap, "--resume-from", &at.to_string()]);
     assert_eq!(resumed["sent"], 100_000 - at);
+    assert!(resumed["bulk_finish_calls"].as_u64() > Some(0), "{resumed}");
+    assert!(cli.json(&["stats"])["bulk_load"].is_null());
     assert_eq!(cli.json(&["stats"])["edges"], 100_000);
     let check = cli.json(&["check"]);
     assert_eq!(check["problems"], 0, "{check}");

@@ -61,15 +61,17 @@ pub fn neighbor_count_full_scan(
     let dir = parse_direction(&direction)?;
     let mut runner = crate::tx_runner::TxRunner::new(ctx, u32::MAX);
     let count = runner.run(|tx| {
+        crate::bulk::ready(&tx.db)?;
         let graph = scan_graph(&tx.db);
         let mut page = Vec::new();
         graph_traverse::NeighborSource::neighbors(&graph, vertex, dir, &mut page);
         let mut neighbors: Vec<u64> = page.iter().map(|n| n.id).collect();
         neighbors.sort_unstable();
         neighbors.dedup();
-        graph_traverse::NeighborSource::contains(&graph, vertex).then_some(neighbors.len() as u64)
-    });
-    let count = count.ok_or(GraphError::UnknownVertex(vertex))?;
+        let count = graph_traverse::NeighborSource::contains(&graph, vertex)
+            .then_some(neighbors.len() as u64);
+        count.ok_or(GraphError::UnknownVertex(vertex))
+    })?;
     Ok(NeighborCount {
         vertex,
         count,
@@ -88,8 +90,13 @@ pub fn bfs_full_scan(
     let dir = parse_direction(&direction)?;
     let max_depth = check_depth(max_depth)?;
     let mut runner = crate::tx_runner::TxRunner::new(ctx, u32::MAX);
-    let (outcome, work) =
-        runner.run(|tx| scan_and_search(&tx.db, bfs_query(start, dir, max_depth, None)));
+    let (outcome, work) = runner.run(|tx| {
+        crate::bulk::ready(&tx.db)?;
+        Ok(scan_and_search(
+            &tx.db,
+            bfs_query(start, dir, max_depth, None),
+        ))
+    })?;
     let mut stats = runner.finish();
     stats.add_work(work);
     bfs_result(start, outcome, stats)
@@ -108,11 +115,12 @@ pub fn shortest_path_full_scan(
     let max_depth = check_depth(max_depth)?;
     let mut runner = crate::tx_runner::TxRunner::new(ctx, u32::MAX);
     let (outcome, work) = runner.run(|tx| {
+        crate::bulk::ready(&tx.db)?;
         let known = tx.db.vertex().id().find(target).is_some();
         let (outcome, work) =
             scan_and_search(&tx.db, bfs_query(source, dir, max_depth, Some(target)));
-        (target_outcome(outcome, known, max_depth), work)
-    });
+        Ok((target_outcome(outcome, known, max_depth), work))
+    })?;
     let mut stats = runner.finish();
     stats.add_work(work);
     path_result(source, target, outcome, stats)
@@ -144,6 +152,7 @@ pub fn bfs_full_scan_reducer(
     crate::access::check_writer(ctx)?;
     let dir = parse_direction(&direction).map_err(|e| e.to_string())?;
     let max_depth = check_depth(max_depth).map_err(|e| e.to_string())?;
+    crate::bulk::ready(&ctx.db).map_err(|e| e.to_string())?;
     match scan_and_search(&ctx.db, bfs_query(start, dir, max_depth, None)).0 {
         BfsOutcome::UnknownStart => Err(GraphError::UnknownVertex(start).to_string()),
         BfsOutcome::Visited { levels, .. } => {
@@ -168,6 +177,7 @@ pub fn shortest_path_full_scan_reducer(
     crate::access::check_writer(ctx)?;
     let dir = parse_direction(&direction).map_err(|e| e.to_string())?;
     let max_depth = check_depth(max_depth).map_err(|e| e.to_string())?;
+    crate::bulk::ready(&ctx.db).map_err(|e| e.to_string())?;
     let known = ctx.db.vertex().id().find(target).is_some();
     let query = bfs_query(source, dir, max_depth, Some(target));
     match target_outcome(scan_and_search(&ctx.db, query).0, known, max_depth) {

@@ -160,6 +160,27 @@ pub fn insert_if_absent(db: &Local, arc: Arc) -> Stored {
     }
 }
 
+/// Stores `arc` unless an arc between its ends is stored with other attributes, which it
+/// returns; an identical arc stored already is left as it is (see
+/// [`rows::insert_unless_key_taken`]).
+pub fn insert_unless_taken(db: &Local, arc: Arc) -> Result<(), Arc> {
+    let inserted = with_row(
+        arc,
+        |row| rows::insert_unless_key_taken(&db.edge(), row),
+        |row| rows::insert_unless_key_taken(&db.wide_edge(), row),
+    );
+    match inserted {
+        true => Ok(()),
+        // `fwd` and `rev` hold the same pair of ends: the row holding either is this arc's.
+        false => Err(find(db, arc.src, arc.dst).expect("a row holds the key of this arc's ends")),
+    }
+}
+
+/// The edges stored, both tables' rows (this transaction's writes included).
+pub fn count(db: &Local) -> u64 {
+    rows::count(&db.edge()) + rows::count(&db.wide_edge())
+}
+
 /// Removes the arc `src → dst` and returns it, if it was stored.
 pub fn remove(db: &Local, src: u64, dst: u64) -> Option<Arc> {
     let stored = find(db, src, dst)?;
@@ -237,31 +258,58 @@ fn feed<R: Into<Arc>>(
 
 /// Every arc out of a vertex in `sources`, in (src, dst) order; `wide` as for [`list`].
 pub fn out_of(db: &Local, sources: RangeInclusive<u64>, wide: bool) -> Vec<Arc> {
-    let (first, last) = (*sources.start(), *sources.end());
     let mut arcs: Vec<Arc> = Vec::new();
+    let mut narrow_end = None;
+    at_ends(db, sources, false, wide, |a| {
+        // The narrow table's arcs come first, in order; the wide table's then need merging.
+        if narrow_end.is_none() && !a.is_narrow() {
+            narrow_end = Some(arcs.len());
+        }
+        arcs.push(a)
+    });
+    if narrow_end.is_some_and(|end| end > 0) {
+        arcs.sort_unstable_by_key(|a| (a.src, a.dst));
+    }
+    arcs
+}
+
+/// Calls `each` with every arc out of (or, with `incoming`, into) a vertex in `ends`: those of
+/// `edge` first, in key order, then those of `wide_edge` if `wide` (as for [`list`]).
+pub fn at_ends(
+    db: &Local,
+    ends: RangeInclusive<u64>,
+    incoming: bool,
+    wide: bool,
+    mut each: impl FnMut(Arc),
+) {
+    let (first, last) = (*ends.start(), *ends.end());
+    if first > last {
+        return;
+    }
     if first < SPLIT {
         let keys = pack(first, 0)..=pack(last.min(LOW), LOW);
         let table = db.edge();
-        arcs.extend(
-            ranged(table.fwd(), &table.__backend)
+        match incoming {
+            true => ranged(table.rev(), &table.__backend)
                 .filter(keys)
-                .map(Arc::from),
-        );
+                .for_each(|e| each(e.into())),
+            false => ranged(table.fwd(), &table.__backend)
+                .filter(keys)
+                .for_each(|e| each(e.into())),
+        }
     }
     if wide {
         let keys = pack_wide(first, 0)..=pack_wide(last, u64::MAX);
         let table = db.wide_edge();
-        let before = arcs.len();
-        arcs.extend(
-            ranged(table.fwd(), &table.__backend)
+        match incoming {
+            true => ranged(table.rev(), &table.__backend)
                 .filter(keys)
-                .map(Arc::from),
-        );
-        if arcs.len() > before {
-            arcs.sort_unstable_by_key(|a| (a.src, a.dst));
+                .for_each(|e| each(e.into())),
+            false => ranged(table.fwd(), &table.__backend)
+                .filter(keys)
+                .for_each(|e| each(e.into())),
         }
     }
-    arcs
 }
 
 /// Calls `each` with every arc, in no particular order (a full scan of both tables).

@@ -84,6 +84,7 @@ pub fn export_page(
     } as usize;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let page = runner.run_at(|tx, now| {
+        crate::bulk::ready(&tx.db)?;
         let version = version.unwrap_or(now);
         if version > now {
             return Err(GraphError::InvalidArgument(format!(

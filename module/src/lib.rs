@@ -10,6 +10,7 @@
 
 mod access;
 mod baseline;
+mod bulk;
 mod changelog;
 mod check;
 mod edges;

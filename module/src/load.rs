@@ -4,11 +4,14 @@
 //! edge whose ends exist with another label or weight is refused, never silently dropped.
 
 use crate::access::check_writer;
+use crate::bulk;
 use crate::changelog::Changes;
 use crate::edges::{self, Arc, Stored};
 use crate::labels;
 use crate::rows;
-use crate::schema::{GraphMeta, NO_LABEL, Vertex, meta, ranged, save_meta, vertex};
+use crate::schema::{
+    BulkLoad, GraphMeta, NO_LABEL, Vertex, bulk_load, meta, ranged, save_meta, vertex,
+};
 use hashbrown::HashMap;
 use spacetimedb::{Local, ReducerContext, Table, reducer};
 
@@ -208,9 +211,12 @@ pub fn add_labelled_edges(
 ///
 /// Which of a source vertex's arcs are stored already is found as [`find_stored`] says: not at
 /// all for a vertex without out-arcs (every source of a fresh load), with one range scan, or
-/// by each arc's insert.
+/// by each arc's insert. In a bulk load, as [`insert_edges_in_bulk`] says.
 fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
     let mut m = meta(&ctx.db);
+    if let Some(load) = bulk::under_way(&ctx.db) {
+        return insert_edges_in_bulk(ctx, arcs, load, m);
+    }
     let mut deltas = DegreeDeltas::default();
     let mut changes = Changes::default();
     // Whether wide edges exist: read once, by the first range scan.
@@ -236,13 +242,7 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
         let mut inserted = 0;
         for (i, &e) in group.iter().enumerate() {
             if i > 0 && group[i - 1].dst == e.dst {
-                return Err(format!(
-                    "this call gives edge {} → {} twice, with {} and with {}",
-                    e.src,
-                    e.dst,
-                    labels::describe(ctx, &group[i - 1]),
-                    labels::describe(ctx, &e)
-                ));
+                return Err(given_twice(ctx, &group[i - 1], &e));
             }
             while stored.next_if(|s| s.dst < e.dst).is_some() {}
             if let Some(&existing) = stored.next_if(|s| s.dst == e.dst) {
@@ -289,6 +289,56 @@ fn insert_edges(ctx: &ReducerContext, arcs: Vec<Arc>) -> Result<(), String> {
         save_meta(ctx, m, changes);
     }
     Ok(())
+}
+
+/// Inserts `arcs` (sorted by ends, no identical two) in a bulk load (see `bulk`): the edge rows
+/// and the counts only. Each arc's insert tells whether its ends are stored with other
+/// attributes (a stored identical row is left as it is: tables are sets), and the new edges are
+/// counted from the tables' rows, once per call, so that no arc is looked up first.
+fn insert_edges_in_bulk(
+    ctx: &ReducerContext,
+    mut arcs: Vec<Arc>,
+    load: BulkLoad,
+    mut m: GraphMeta,
+) -> Result<(), String> {
+    if let Some(pair) = arcs
+        .windows(2)
+        .find(|p| (p[0].src, p[0].dst) == (p[1].src, p[1].dst))
+    {
+        return Err(given_twice(ctx, &pair[0], &pair[1]));
+    }
+    let before = edges::count(&ctx.db);
+    // In (dst, src) order, as `insert_edges` inserts.
+    arcs.sort_unstable_by_key(|e| (e.dst, e.src));
+    let (mut lowest, mut highest) = (u64::MAX, 0);
+    for e in arcs {
+        if let Err(existing) = edges::insert_unless_taken(&ctx.db, e) {
+            return Err(stored_otherwise(ctx, &existing, &e));
+        }
+        lowest = lowest.min(e.src.min(e.dst));
+        highest = highest.max(e.src.max(e.dst));
+    }
+    let added = edges::count(&ctx.db) - before;
+    if added > 0 {
+        m.edges += added;
+        // Arcs that were stored already count here too: harmless.
+        m.max_vertex_id = m.max_vertex_id.max(highest);
+        bulk::after_adds(ctx, load, lowest);
+        // Too broad to log: readers behind it start over, as after any batch of 10,000.
+        save_meta(ctx, m, Changes::reset());
+    }
+    Ok(())
+}
+
+/// The error for a call that gives the ends of `a` twice, as `a` and as `b`.
+fn given_twice(ctx: &ReducerContext, a: &Arc, b: &Arc) -> String {
+    format!(
+        "this call gives edge {} → {} twice, with {} and with {}",
+        a.src,
+        a.dst,
+        labels::describe(ctx, a),
+        labels::describe(ctx, b)
+    )
 }
 
 /// The error for an arc `given` whose ends are stored as `existing`, with other attributes.
@@ -420,6 +470,7 @@ pub fn set_vertex_labels(
 #[reducer]
 pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Result<(), String> {
     check_writer(ctx)?;
+    bulk::refuse_removals(&ctx.db, "remove_edges")?;
     let pairs = pairs(src, dst)?;
     let mut m = meta(&ctx.db);
     let mut deltas = DegreeDeltas::default();
@@ -442,6 +493,7 @@ pub fn remove_edges(ctx: &ReducerContext, src: Vec<u64>, dst: Vec<u64>) -> Resul
 #[reducer]
 pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     check_writer(ctx)?;
+    bulk::refuse_removals(&ctx.db, "remove_vertex")?;
     let Some(row) = ctx.db.vertex().id().find(id) else {
         return Err(format!("unknown vertex {id}"));
     };
@@ -476,12 +528,14 @@ pub fn remove_vertex(ctx: &ReducerContext, id: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// Deletes every vertex and edge. The version keeps counting, so caches see the change.
+/// Deletes every vertex and edge, and ends a bulk load under way. The version keeps counting,
+/// so caches see the change.
 #[reducer]
 pub fn clear_graph(ctx: &ReducerContext) -> Result<(), String> {
     check_writer(ctx)?;
     edges::clear(&ctx.db);
     ctx.db.vertex().clear();
+    ctx.db.bulk_load().id().delete(0);
     let m = meta(&ctx.db);
     save_meta(
         ctx,

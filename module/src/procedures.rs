@@ -6,6 +6,7 @@
 // generated methods in the SDK): they stay flat rather than grouped into a struct.
 #![allow(clippy::too_many_arguments)]
 
+use crate::bulk;
 use crate::labels;
 use crate::pin::Pin;
 use crate::schema::{GraphMeta, meta, vertex};
@@ -49,7 +50,10 @@ fn begin(
     vertex_labels: &[String],
     from: u64,
 ) -> Result<(Start, ArcFilter), GraphError> {
-    let read = |db: &Local| labels::filter(db, edge_labels, vertex_labels).map(|f| f.except(from));
+    let read = |db: &Local| {
+        bulk::ready(db)?;
+        labels::filter(db, edge_labels, vertex_labels).map(|f| f.except(from))
+    };
     let mut start = snapshot::start(runner, endpoints, snapshot::take(), &read);
     let filter = std::mem::replace(&mut start.filter, Ok(ArcFilter::all()));
     match filter {
@@ -76,6 +80,7 @@ pub fn graph_info(ctx: &mut ProcedureContext) -> GraphInfo {
         meta: meta(&tx.db),
         snapshots: snapshot::holders(&tx.db, tx.timestamp),
         policy: snapshot::policy(&tx.db),
+        bulk_load: bulk::under_way(&tx.db),
     })
 }
 
@@ -98,6 +103,7 @@ pub fn neighbor_count(
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     // `out`/`in`: the degree kept in the vertex row. `both`, or a filter: a scan.
     let found = runner.run(|tx| {
+        bulk::ready(&tx.db)?;
         let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
         let src = IndexSource::new(&tx.db, None, &filter);
         let row = tx
@@ -147,6 +153,7 @@ pub fn neighbors(
     let limit = or_default(limit, MAX_NEIGHBOR_LIMIT) as usize;
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let found = runner.run(|tx| {
+        bulk::ready(&tx.db)?;
         let filter = labels::filter(&tx.db, &edge_labels, &vertex_labels)?;
         let src = IndexSource::new(&tx.db, None, &filter);
         match src.contains(vertex) {

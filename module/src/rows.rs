@@ -59,12 +59,22 @@ pub enum Inserted {
 /// refuses a row whose unique key another row holds, leaving the transaction as it was.
 pub fn insert_if_absent<T: Table>(table: &T, row: &T::Row) -> Inserted {
     let before = count(table);
+    match insert_unless_key_taken(table, row) {
+        true if count(table) > before => Inserted::New,
+        true => Inserted::Already,
+        false => Inserted::KeyTaken,
+    }
+}
+
+/// Inserts `row` into `T` unless another row holds one of its unique keys (`false`: nothing
+/// changed). The same row stored already is left as it is, which only counting rows tells
+/// apart from an insert (see [`insert_if_absent`]).
+pub fn insert_unless_key_taken<T: Table>(_table: &T, row: &T::Row) -> bool {
     match try_with_encoded::<T>(row, |buf| {
         sys::datastore_insert_bsatn(T::table_id(), buf).map(drop)
     }) {
-        Ok(()) if count(table) > before => Inserted::New,
-        Ok(()) => Inserted::Already,
-        Err(sys::Errno::UNIQUE_ALREADY_EXISTS) => Inserted::KeyTaken,
+        Ok(()) => true,
+        Err(sys::Errno::UNIQUE_ALREADY_EXISTS) => false,
         Err(e) => panic!("writing a row of {}: {e}", T::TABLE_NAME),
     }
 }

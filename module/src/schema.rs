@@ -1,4 +1,4 @@
-//! Tables. `vertex`, `edge`, `wide_edge`, `edge_label` and `graph_meta` are public so that clients can subscribe to them and
+//! Tables. `vertex`, `edge`, `wide_edge`, `edge_label`, `graph_meta` and `bulk_load` are public so that clients can subscribe to them and
 //! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
 //! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
 //! snapshots and multi-transaction traversals follow the writes (see `changelog`); so is
@@ -137,6 +137,22 @@ pub struct GraphMeta {
     pub edges: u64,
     pub max_vertex_id: u64,
     pub version: u64,
+}
+
+/// Present (one row, id 0) while a bulk load is under way: `add_edges` then stores edges only,
+/// and `finish_bulk_load` writes the vertex rows at the end (see `bulk`). Public, so that a
+/// client sees why queries are refused and how far finishing has come.
+#[table(accessor = bulk_load, public)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BulkLoad {
+    #[primary_key]
+    pub id: u8,
+    /// The graph version `begin_bulk_load` made.
+    pub began_at: u64,
+    /// Every vertex below this id has its row, with exact degrees (0 until finishing starts).
+    pub finished_below: u64,
+    /// Ids the next `finish_bulk_load` call reads (0: not estimated yet).
+    pub window: u64,
 }
 
 /// Answers written by the reducer-style Stage-1 baseline, read back by the client with SQL.

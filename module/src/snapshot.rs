@@ -319,7 +319,9 @@ pub fn start(
             forget(runner);
         }
         let pending = if snapshot.is_some() { pending } else { None };
-        if snapshot.is_none() && paid_for_a_build(&meta, &policy) {
+        // A query refused (an unknown label, a bulk load under way) builds nothing.
+        let refused = matches!(filter, Some(Err(_)));
+        if snapshot.is_none() && !refused && paid_for_a_build(&meta, &policy) {
             snapshot = build(runner, &meta, 0);
             if snapshot.is_some() {
                 continue; // Bring it to the current version.

@@ -1,6 +1,6 @@
 //! Typed arguments and results of the procedures (SATS types: JSON on HTTP, BSATN on the SDK).
 
-use crate::schema::{GraphMeta, SnapshotHolder, SnapshotPolicy};
+use crate::schema::{BulkLoad, GraphMeta, SnapshotHolder, SnapshotPolicy};
 use graph_traverse::{Direction, Work};
 use spacetimedb::SpacetimeType;
 
@@ -14,6 +14,9 @@ pub enum GraphError {
     /// The change log no longer covers this version (a bulk write or `clear_graph` since), so
     /// the graph as it was then cannot be read any more: start again at the current version.
     VersionGone(u64),
+    /// A bulk load begun at this version is under way: until `finish_bulk_load` ends it, the
+    /// vertex rows and degrees that answers read are not written yet (see `bulk`).
+    BulkLoadUnderWay(u64),
 }
 
 impl std::fmt::Display for GraphError {
@@ -24,6 +27,12 @@ impl std::fmt::Display for GraphError {
             GraphError::VersionGone(v) => write!(
                 f,
                 "version {v} can no longer be read (the graph changed too much since): start again"
+            ),
+            GraphError::BulkLoadUnderWay(v) => write!(
+                f,
+                "a bulk load (begun at version {v}) is under way: queries are answered once \
+                 finish_bulk_load has ended it (`graph load` ends it; re-run it to resume an \
+                 interrupted load, or run `graph finish-load`)"
             ),
         }
     }
@@ -178,4 +187,6 @@ pub struct GraphInfo {
     pub snapshots: Vec<SnapshotHolder>,
     /// Which instances may build a snapshot, and when (the owner's setting, or the defaults).
     pub policy: SnapshotPolicy,
+    /// The bulk load under way, if any (queries are refused until it is finished).
+    pub bulk_load: Option<BulkLoad>,
 }

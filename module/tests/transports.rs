@@ -376,6 +376,7 @@ fn a_load_refused_part_way_names_what_is_stored() {
         let plan = LoadPlan {
             batch: BATCH,
             in_flight: 2,
+            ..LoadPlan::default()
         };
         let failure = db.load_with(&edges, plan, |_| {}).unwrap_err();
         assert_eq!(failure.acknowledged, 4 * BATCH, "{transport:?}: {failure}");

@@ -7,8 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use graph_client::edgelist::{lines_of_edge, read_edge_list, read_vertex_labels};
 use graph_client::export::ExportFiles;
 use graph_client::graph::{
-    ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, QueryStats, TxOptions,
-    to_sats_json,
+    ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, LoadProgress,
+    QueryStats, TxOptions, to_sats_json,
 };
 use graph_client::server::{Server, ServerError};
 use graph_client::token_store;
@@ -96,7 +96,17 @@ enum Command {
         /// reads yet.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
         in_flight: u32,
+        /// Into an empty graph, keep every vertex row exact after each call (queries are
+        /// answered during the load) instead of a bulk load, which stores the edges first and
+        /// writes the vertex rows at the end, refusing queries until then (about half the
+        /// time on large graphs).
+        #[arg(long)]
+        no_bulk: bool,
     },
+    /// Finish a bulk load that was interrupted (queries are refused until it is finished):
+    /// writes the vertex rows of the edges it stored. `graph load` of the same file does
+    /// this too, after sending what is missing.
+    FinishLoad,
     /// Give vertices labels from a CSV file of `id,label` lines (optionally .gz; an empty
     /// label removes one), creating missing vertices. Idempotent.
     LabelVertices { file: PathBuf },
@@ -180,8 +190,8 @@ enum Command {
     /// Write the whole graph, exactly as it was at one version, to FILE as CSV rows
     /// `src,dst,label,weight` that `graph load` reads back (a name ending in .gz: compressed).
     /// It is read in pages of one short transaction each while writers go on; if they change
-    /// the graph so much meanwhile that its version can no longer be read (a bulk load, the
-    /// reducer `clear_graph`), the export starts again at the current version, three times at
+    /// the graph so much meanwhile that its version can no longer be read (a call that writes
+    /// more than 10,000 rows, the reducer `clear_graph`), the export starts again at the current version, three times at
     /// most.
     Export {
         file: PathBuf,
@@ -414,6 +424,19 @@ fn acknowledged_text(at: usize, total: usize) -> String {
     }
 }
 
+/// Shows on `bar` how far a bulk load's vertex rows are written: below id `below` of ids up
+/// to `last`.
+fn vertex_rows_progress(bar: &ProgressBar, below: u64, last: u64) {
+    if bar.length() != Some(last.saturating_add(1)) {
+        bar.set_style(
+            ProgressStyle::with_template("{bar:40} vertex rows: ids below {pos} of {len} written")
+                .expect("progress template"),
+        );
+        bar.set_length(last.saturating_add(1));
+    }
+    bar.set_position(below);
+}
+
 /// How to skip the `at` acknowledged edges when loading again (nothing when there are none).
 fn resume_text(at: usize) -> String {
     match at {
@@ -592,6 +615,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             resume_from,
             batch,
             in_flight,
+            no_bulk,
         } => {
             // The whole file is parsed first: a malformed line stops the load before any call.
             let rows = read_edge_list(&file)?;
@@ -647,6 +671,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let plan = LoadPlan {
                 batch: batch as usize,
                 in_flight: in_flight as usize,
+                bulk: !no_bulk,
             };
             if plan.calls_out(db.transport()) < plan.in_flight {
                 eprintln!(
@@ -665,9 +690,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
                 std::process::exit(130);
             })?;
-            let result = db.load_with(&rest, plan, |acked| {
-                acknowledged.store(skip + acked, Ordering::SeqCst);
-                bar.set_position((skip + acked) as u64)
+            let result = db.load_with(&rest, plan, |progress| match progress {
+                LoadProgress::Edges(acked) => {
+                    acknowledged.store(skip + acked, Ordering::SeqCst);
+                    bar.set_position((skip + acked) as u64)
+                }
+                LoadProgress::VertexRows { below, last } => vertex_rows_progress(&bar, below, last),
             });
             bar.finish_and_clear();
             let outcome = match result {
@@ -718,6 +746,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         "others_wrote": outcome.others_wrote,
                         "vertices": info.vertices,
                         "edges": info.edges,
+                        "bulk_finish_calls": outcome.finish_calls,
                     })
                 );
             } else {
@@ -741,6 +770,34 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                             outcome.already_present()
                         )
                     },
+                    info.vertices,
+                    info.edges
+                );
+                if outcome.finish_calls > 0 {
+                    out!(
+                        "bulk load: the vertex rows were written at the end, in {}",
+                        count_of(outcome.finish_calls as usize, "call", "calls")
+                    );
+                }
+            }
+        }
+        Command::FinishLoad => {
+            let bar = ProgressBar::new(0);
+            let calls =
+                db.finish_bulk_load(0, |below, last| vertex_rows_progress(&bar, below, last))?;
+            bar.finish_and_clear();
+            let info = db.info()?;
+            if g.json {
+                out!(
+                    "{}",
+                    json!({"calls": calls, "vertices": info.vertices, "edges": info.edges, "version": info.version})
+                );
+            } else if calls == 0 {
+                out!("no bulk load was under way");
+            } else {
+                out!(
+                    "finished the bulk load in {}: the graph has {} vertices and {} edges",
+                    count_of(calls as usize, "call", "calls"),
                     info.vertices,
                     info.edges
                 );
@@ -1047,6 +1104,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 out!(
                     "{}",
                     json!({"vertices": info.vertices, "edges": info.edges, "version": info.version,
+                           "bulk_load": full.bulk_load.map(|b| json!({"began_at": b.began_at, "finished_below": b.finished_below})),
                            "snapshots": snapshots, "max_snapshots": full.policy.max_snapshots,
                            "small_traversals_build": full.policy.build_for_small_traversals})
                 );
@@ -1063,6 +1121,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         ""
                     }
                 );
+                if let Some(b) = &full.bulk_load {
+                    out!(
+                        "a bulk load (begun at version {}) is under way: queries are refused \
+                         until it is finished (`graph finish-load`); the vertex count covers \
+                         only the vertices with rows (every one below id {})",
+                        b.began_at,
+                        b.finished_below
+                    );
+                }
                 for h in &full.snapshots {
                     out!(
                         "snapshot in instance {:016x}: version {}, {} edges, {:.1} MiB ({:.1} bytes per edge, measured); instance memory {:.1} MiB",

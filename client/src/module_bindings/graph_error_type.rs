@@ -12,6 +12,7 @@ pub enum GraphError {
     UnknownVertex(u64),
     InvalidArgument(String),
     VersionGone(u64),
+    BulkLoadUnderWay(u64),
 }
 
 impl __sdk::InModule for GraphError {

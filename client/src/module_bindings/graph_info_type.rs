@@ -4,6 +4,7 @@
 // Bindings for spacetimedb-sdk 2.14, in the shape `spacetime generate --lang rust` gives them.
 
 #![allow(unused, clippy::all)]
+use super::bulk_load_type::BulkLoad;
 use super::graph_meta_type::GraphMeta;
 use super::snapshot_holder_type::SnapshotHolder;
 use super::snapshot_policy_type::SnapshotPolicy;
@@ -15,6 +16,7 @@ pub struct GraphInfo {
     pub meta: GraphMeta,
     pub snapshots: Vec<SnapshotHolder>,
     pub policy: SnapshotPolicy,
+    pub bulk_load: Option<BulkLoad>,
 }
 
 impl __sdk::InModule for GraphInfo {

@@ -9,10 +9,13 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub mod add_edges_reducer;
 pub mod add_labelled_edges_reducer;
 pub mod add_vertices_reducer;
+pub mod begin_bulk_load_reducer;
 pub mod bfs_full_scan_procedure;
 pub mod bfs_full_scan_reducer_reducer;
 pub mod bfs_procedure;
 pub mod bfs_result_type;
+pub mod bulk_load_table;
+pub mod bulk_load_type;
 pub mod change_kind_type;
 pub mod change_log_state_type;
 pub mod check_procedure;
@@ -29,6 +32,7 @@ pub mod export_page_procedure;
 pub mod export_page_type;
 pub mod exported_edge_type;
 pub mod exported_vertex_type;
+pub mod finish_bulk_load_reducer;
 pub mod grant_writer_reducer;
 pub mod graph_error_type;
 pub mod graph_info_procedure;
@@ -71,10 +75,13 @@ pub mod wide_edge_type;
 pub use add_edges_reducer::add_edges;
 pub use add_labelled_edges_reducer::add_labelled_edges;
 pub use add_vertices_reducer::add_vertices;
+pub use begin_bulk_load_reducer::begin_bulk_load;
 pub use bfs_full_scan_procedure::bfs_full_scan;
 pub use bfs_full_scan_reducer_reducer::bfs_full_scan_reducer;
 pub use bfs_procedure::bfs;
 pub use bfs_result_type::BfsResult;
+pub use bulk_load_table::*;
+pub use bulk_load_type::BulkLoad;
 pub use change_kind_type::ChangeKind;
 pub use change_log_state_type::ChangeLogState;
 pub use check_procedure::check;
@@ -91,6 +98,7 @@ pub use export_page_procedure::export_page;
 pub use export_page_type::ExportPage;
 pub use exported_edge_type::ExportedEdge;
 pub use exported_vertex_type::ExportedVertex;
+pub use finish_bulk_load_reducer::finish_bulk_load;
 pub use grant_writer_reducer::grant_writer;
 pub use graph_error_type::GraphError;
 pub use graph_info_procedure::graph_info;
@@ -148,6 +156,7 @@ pub enum Reducer {
     AddVertices {
         ids: Vec<u64>,
     },
+    BeginBulkLoad,
     BfsFullScanReducer {
         query_id: u64,
         start: u64,
@@ -155,6 +164,9 @@ pub enum Reducer {
         max_depth: Option<u32>,
     },
     ClearGraph,
+    FinishBulkLoad {
+        rows: u32,
+    },
     GrantWriter {
         identity: __sdk::Identity,
     },
@@ -197,8 +209,10 @@ impl __sdk::Reducer for Reducer {
             Reducer::AddEdges { .. } => "add_edges",
             Reducer::AddLabelledEdges { .. } => "add_labelled_edges",
             Reducer::AddVertices { .. } => "add_vertices",
+            Reducer::BeginBulkLoad => "begin_bulk_load",
             Reducer::BfsFullScanReducer { .. } => "bfs_full_scan_reducer",
             Reducer::ClearGraph => "clear_graph",
+            Reducer::FinishBulkLoad { .. } => "finish_bulk_load",
             Reducer::GrantWriter { .. } => "grant_writer",
             Reducer::NoopReducer => "noop_reducer",
             Reducer::RemoveEdges { .. } => "remove_edges",
@@ -235,6 +249,9 @@ impl __sdk::Reducer for Reducer {
             Reducer::AddVertices { ids } => {
                 __sats::bsatn::to_vec(&add_vertices_reducer::AddVerticesArgs { ids: ids.clone() })
             }
+            Reducer::BeginBulkLoad => {
+                __sats::bsatn::to_vec(&begin_bulk_load_reducer::BeginBulkLoadArgs {})
+            }
             Reducer::BfsFullScanReducer {
                 query_id,
                 start,
@@ -247,6 +264,11 @@ impl __sdk::Reducer for Reducer {
                 max_depth: max_depth.clone(),
             }),
             Reducer::ClearGraph => __sats::bsatn::to_vec(&clear_graph_reducer::ClearGraphArgs {}),
+            Reducer::FinishBulkLoad { rows } => {
+                __sats::bsatn::to_vec(&finish_bulk_load_reducer::FinishBulkLoadArgs {
+                    rows: rows.clone(),
+                })
+            }
             Reducer::GrantWriter { identity } => {
                 __sats::bsatn::to_vec(&grant_writer_reducer::GrantWriterArgs {
                     identity: identity.clone(),
@@ -308,6 +330,7 @@ impl __sdk::Reducer for Reducer {
 #[allow(non_snake_case)]
 #[doc(hidden)]
 pub struct DbUpdate {
+    bulk_load: __sdk::TableUpdate<BulkLoad>,
     edge: __sdk::TableUpdate<Edge>,
     edge_label: __sdk::TableUpdate<EdgeLabel>,
     graph_meta: __sdk::TableUpdate<GraphMeta>,
@@ -323,6 +346,9 @@ impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
         let mut db_update = DbUpdate::default();
         for table_update in __sdk::transaction_update_iter_table_updates(raw) {
             match &table_update.table_name[..] {
+                "bulk_load" => db_update
+                    .bulk_load
+                    .append(bulk_load_table::parse_table_update(table_update)?),
                 "edge" => db_update
                     .edge
                     .append(edge_table::parse_table_update(table_update)?),
@@ -368,6 +394,9 @@ impl __sdk::DbUpdate for DbUpdate {
         cache: &mut __sdk::ClientCache<RemoteModule>,
     ) -> AppliedDiff<'_> {
         let mut diff = AppliedDiff::default();
+        diff.bulk_load = cache
+            .apply_diff_to_table::<BulkLoad>("bulk_load", &self.bulk_load)
+            .with_updates_by_pk(|row| &row.id);
         diff.edge = cache
             .apply_diff_to_table::<Edge>("edge", &self.edge)
             .with_updates_by_pk(|row| &row.fwd);
@@ -397,6 +426,9 @@ impl __sdk::DbUpdate for DbUpdate {
         let mut db_update = DbUpdate::default();
         for table_rows in raw.tables {
             match &table_rows.table[..] {
+                "bulk_load" => db_update
+                    .bulk_load
+                    .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
                 "edge" => db_update
                     .edge
                     .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
@@ -433,6 +465,9 @@ impl __sdk::DbUpdate for DbUpdate {
         let mut db_update = DbUpdate::default();
         for table_rows in raw.tables {
             match &table_rows.table[..] {
+                "bulk_load" => db_update
+                    .bulk_load
+                    .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
                 "edge" => db_update
                     .edge
                     .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
@@ -469,6 +504,7 @@ impl __sdk::DbUpdate for DbUpdate {
 #[allow(non_snake_case)]
 #[doc(hidden)]
 pub struct AppliedDiff<'r> {
+    bulk_load: __sdk::TableAppliedDiff<'r, BulkLoad>,
     edge: __sdk::TableAppliedDiff<'r, Edge>,
     edge_label: __sdk::TableAppliedDiff<'r, EdgeLabel>,
     graph_meta: __sdk::TableAppliedDiff<'r, GraphMeta>,
@@ -490,6 +526,7 @@ impl<'r> __sdk::AppliedDiff<'r> for AppliedDiff<'r> {
         event: &EventContext,
         callbacks: &mut __sdk::DbCallbacks<RemoteModule>,
     ) {
+        callbacks.invoke_table_row_callbacks::<BulkLoad>("bulk_load", &self.bulk_load, event);
         callbacks.invoke_table_row_callbacks::<Edge>("edge", &self.edge, event);
         callbacks.invoke_table_row_callbacks::<EdgeLabel>("edge_label", &self.edge_label, event);
         callbacks.invoke_table_row_callbacks::<GraphMeta>("graph_meta", &self.graph_meta, event);
@@ -1100,6 +1137,7 @@ impl __sdk::SpacetimeModule for RemoteModule {
     type QueryBuilder = __sdk::QueryBuilder;
 
     fn register_tables(client_cache: &mut __sdk::ClientCache<Self>) {
+        bulk_load_table::register_table(client_cache);
         edge_table::register_table(client_cache);
         edge_label_table::register_table(client_cache);
         graph_meta_table::register_table(client_cache);
@@ -1110,6 +1148,7 @@ impl __sdk::SpacetimeModule for RemoteModule {
     }
 
     const ALL_TABLE_NAMES: &'static [&'static str] = &[
+        "bulk_load",
         "edge",
         "edge_label",
         "graph_meta",
