@@ -889,6 +889,8 @@ fn an_interrupted_load_says_where_to_resume() {
     assert!(cli.json(&["stats"])["bulk_load"].is_object());
     let stats = String::from_utf8_lossy(&cli.run(&["stats"]).stdout).into_owned();
     assert!(stats.contains("graph finish-load"), "{stats}");
+    let check = cli.fails(&["check"]);
+    assert!(check.contains("bulk load is under way"), "{check}");
     for refused in [
         cli.fails(&["neighbors", "0"]),
         cli.fails(&["remove-edge", "0", "1"]),

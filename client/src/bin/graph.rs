@@ -1080,6 +1080,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
             if report.problems > 0 {
+                if db.graph_info()?.bulk_load.is_some() {
+                    anyhow::bail!(
+                        "a bulk load is under way: its vertex rows and degrees are written when \
+                         it finishes (`graph finish-load`), so they differ from the tables until then"
+                    );
+                }
                 anyhow::bail!("the graph's bookkeeping differs from its tables");
             }
         }
