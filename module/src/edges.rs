@@ -259,15 +259,10 @@ fn feed<R: Into<Arc>>(
 /// Every arc out of a vertex in `sources`, in (src, dst) order; `wide` as for [`list`].
 pub fn out_of(db: &Local, sources: RangeInclusive<u64>, wide: bool) -> Vec<Arc> {
     let mut arcs: Vec<Arc> = Vec::new();
-    let mut narrow_end = None;
-    at_ends(db, sources, false, wide, |a| {
-        // The narrow table's arcs come first, in order; the wide table's then need merging.
-        if narrow_end.is_none() && !a.is_narrow() {
-            narrow_end = Some(arcs.len());
-        }
-        arcs.push(a)
-    });
-    if narrow_end.is_some_and(|end| end > 0) {
+    at_ends(db, sources, false, wide, |a| arcs.push(a));
+    // `edge`'s arcs come first, in order, then `wide_edge`'s: merged only when both gave some.
+    let narrow = arcs.partition_point(|a| a.is_narrow());
+    if narrow > 0 && narrow < arcs.len() {
         arcs.sort_unstable_by_key(|a| (a.src, a.dst));
     }
     arcs
