@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use spacetimedb::auth::identity::{ConnectionAuthCtx, EncodingKey, SpacetimeIdentityClaims};
@@ -102,6 +102,18 @@ impl Auth {
             token,
             claims,
         })
+    }
+
+    /// A token for `caller`'s identity that expires `ttl` from now, signed here (as the
+    /// official `re_sign_with_expiry`).
+    pub fn short_lived(&self, caller: &Caller, ttl: Duration) -> anyhow::Result<String> {
+        let iat = SystemTime::now();
+        let claims = SpacetimeIdentityClaims {
+            iat,
+            exp: Some(iat + ttl),
+            ..caller.claims.clone()
+        };
+        Ok(self.keys.sign(&claims)?)
     }
 
     /// Verifies a token's signature and claims.

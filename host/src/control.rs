@@ -244,6 +244,17 @@ impl Control {
         })
     }
 
+    /// The identities of the databases `owner` owns, in the order they were created.
+    pub fn owned_by(&self, owner: Identity) -> Vec<Identity> {
+        let registry = self.registry.lock().unwrap();
+        registry
+            .databases
+            .iter()
+            .filter(|db| db.owner_identity == owner)
+            .map(|db| db.database_identity)
+            .collect()
+    }
+
     /// The running module of `db`, launching it if needed.
     pub async fn module(&self, db: &DbRecord) -> Result<ModuleHost> {
         let _shared = self.fence.read().await;

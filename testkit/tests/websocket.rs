@@ -69,8 +69,19 @@ impl RawClient {
         token: Option<&str>,
         protocol: Option<&str>,
     ) -> Result<Self, Box<tungstenite::Error>> {
+        Self::connect_with_query(url, database, "", token, protocol)
+    }
+
+    /// As [`Self::connect`], with `query` (`&name=value…`) appended to the URL's parameters.
+    fn connect_with_query(
+        url: &str,
+        database: &str,
+        query: &str,
+        token: Option<&str>,
+        protocol: Option<&str>,
+    ) -> Result<Self, Box<tungstenite::Error>> {
         let ws = url.replacen("http://", "ws://", 1);
-        let mut request = format!("{ws}/v1/database/{database}/subscribe?compression=None")
+        let mut request = format!("{ws}/v1/database/{database}/subscribe?compression=None{query}")
             .into_client_request()?;
         if let Some(protocol) = protocol {
             request
@@ -220,6 +231,117 @@ fn the_protocol_refuses_bad_input_and_keeps_serving() {
     while client.socket.read().is_ok() {}
     drop(anonymous);
     wait_for_clients(&owner, before);
+}
+
+/// What a web page's SDK does (TypeScript, or the Rust SDK built for a browser): its HTTP calls
+/// come from another origin, so they need CORS, and since a browser cannot set headers on a
+/// WebSocket it trades its token for a short-lived one and passes that in the URL.
+#[test]
+fn a_browser_client_gets_a_short_lived_token_and_connects_with_it() {
+    let (host, owner) = host_with_module(&[]);
+    let url = host.url();
+    let http = reqwest::blocking::Client::new();
+    let origin = "http://localhost:5173";
+    let token_url = format!("{url}/v1/identity/websocket-token");
+
+    // The browser's preflight, answered for any origin with the headers the SDK sends.
+    let preflight = http
+        .request(reqwest::Method::OPTIONS, &token_url)
+        .header("Origin", origin)
+        .header("Access-Control-Request-Method", "POST")
+        .header("Access-Control-Request-Headers", "authorization")
+        .send()
+        .unwrap();
+    assert_eq!(preflight.status(), 200);
+    let header = |r: &reqwest::blocking::Response, name: &str| {
+        r.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_ascii_lowercase())
+    };
+    assert_eq!(
+        header(&preflight, "access-control-allow-origin").as_deref(),
+        Some("*")
+    );
+    let allowed = header(&preflight, "access-control-allow-headers").unwrap_or_default();
+    assert!(allowed.contains("authorization"), "{allowed}");
+
+    // A token is required, and must be valid.
+    let post = |token: Option<&str>| {
+        let mut request = http.post(&token_url).header("Origin", origin);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().unwrap()
+    };
+    assert_eq!(post(None).status(), 401);
+    assert_eq!(post(Some("not.a.jwt")).status(), 401);
+    let response = post(owner.token());
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        header(&response, "access-control-allow-origin").as_deref(),
+        Some("*")
+    );
+    let body: serde_json::Value = response.json().unwrap();
+    let short = body["token"].as_str().expect("a token").to_owned();
+    assert_ne!(Some(short.as_str()), owner.token());
+
+    // It expires in 60 s (the JWT's claims, base64url JSON between the two dots).
+    let claims = short.split('.').nth(1).expect("a JWT");
+    let claims: serde_json::Value = serde_json::from_slice(
+        &base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, claims).unwrap(),
+    )
+    .unwrap();
+    let (iat, exp) = (claims["iat"].as_u64(), claims["exp"].as_u64());
+    assert_eq!(exp.zip(iat).map(|(e, i)| e - i), Some(60), "{claims}");
+
+    // The subscribe URL's `token` parameter carries it: the connection is the owner's, as one
+    // made with the owner's own token.
+    let identity = |query: &str, token: Option<&str>| {
+        let mut client =
+            RawClient::connect_with_query(url, DB, query, token, Some(BIN_PROTOCOL)).unwrap();
+        match client.recv() {
+            Ok(ServerMessage::InitialConnection(hello)) => hello.identity.to_hex().to_string(),
+            other => panic!("expected InitialConnection first, got {other:?}"),
+        }
+    };
+    let owner_identity = identity("", owner.token());
+    assert_eq!(identity(&format!("&token={short}"), None), owner_identity);
+
+    // Whether a token is an identity's, and the databases an identity owns (`spacetime list`).
+    let (me, _) = host.client();
+    let get = |path: String, token: Option<&str>| {
+        let mut request = http.get(format!("{url}/v1/identity/{path}"));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().unwrap();
+        (response.status().as_u16(), response.text().unwrap())
+    };
+    let verify = |identity: &str, token| get(format!("{identity}/verify"), token).0;
+    assert_eq!(verify(&me.identity, Some(&me.token)), 204);
+    assert_eq!(verify(&owner_identity, Some(&me.token)), 400);
+    assert_eq!(verify(&me.identity, None), 401);
+    assert_eq!(verify("not-an-identity", Some(&me.token)), 400);
+    let databases = |identity: &str| {
+        let (status, body) = get(format!("{identity}/databases"), None);
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()["identities"].clone()
+    };
+    assert_eq!(databases(&me.identity), serde_json::json!([]));
+    let owned = databases(&owner_identity);
+    assert_eq!(owned.as_array().map(Vec::len), Some(1), "{owned}");
+    assert_eq!(
+        owned[0].as_str().map(|id| id.trim_start_matches("0x")),
+        Some(database_identity(url).as_str())
+    );
+}
+
+/// The identity of [`DB`], as `GET /v1/database/{name}/identity` gives it.
+fn database_identity(url: &str) -> String {
+    reqwest::blocking::get(format!("{url}/v1/database/{DB}/identity"))
+        .unwrap()
+        .text()
+        .unwrap()
 }
 
 #[test]

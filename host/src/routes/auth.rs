@@ -1,10 +1,11 @@
 //! Who is calling: tokens as the official server reads them (`Authorization: Bearer`, else a
-//! `token` query parameter), a fresh identity for a caller without one, `POST /v1/identity`
-//! and `GET /v1/ping`.
+//! `token` query parameter), a fresh identity for a caller without one, `GET /v1/ping` and the
+//! `/v1/identity` routes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use axum::extract::{Query, Request, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use spacetimedb_lib::Identity;
 
 use super::{App, HttpError, Result, to_json};
+use crate::auth::Caller;
 
 type AppState = State<Arc<App>>;
 
@@ -90,6 +92,82 @@ pub(super) async fn create_identity(State(app): AppState) -> Result<Response> {
     to_json(&CreateIdentityResponse {
         identity: caller.identity,
         token: caller.token,
+    })
+}
+
+/// The caller's verified token, which the route requires (the official
+/// `SpacetimeAuthRequired`: 401 without one).
+async fn required_caller(app: &App, headers: &HeaderMap, uri: &Uri) -> Result<Caller> {
+    let token = credentials(headers, uri)?
+        .ok_or_else(|| HttpError::text(StatusCode::UNAUTHORIZED, "Authorization required"))?;
+    app.auth
+        .verify(&token)
+        .await
+        .map_err(|e| HttpError::text(StatusCode::UNAUTHORIZED, e))
+}
+
+/// How long a token from `POST /v1/identity/websocket-token` lasts, as on the official server.
+const WEBSOCKET_TOKEN_LIFE: Duration = Duration::from_secs(60);
+
+/// `POST /v1/identity/websocket-token` → `{"token": "<jwt>"}`: the caller's identity in a token
+/// that expires in 60 s. A browser cannot set headers on a WebSocket, so the SDKs built for one
+/// (TypeScript, the Rust SDK's `browser` feature, C# on WebGL) fetch this token and pass it in
+/// the subscribe URL's `token` parameter, where a URL that gets logged gives little away.
+pub(super) async fn websocket_token(
+    State(app): AppState,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<Response> {
+    #[derive(Serialize)]
+    struct WebsocketTokenResponse {
+        token: String,
+    }
+    let caller = required_caller(&app, &headers, &uri).await?;
+    let token = app
+        .auth
+        .short_lived(&caller, WEBSOCKET_TOKEN_LIFE)
+        .map_err(HttpError::internal)?;
+    to_json(&WebsocketTokenResponse { token })
+}
+
+/// An identity in a path, as 64 hex digits (a `0x` prefix allowed).
+fn identity_in_path(hex: &str) -> Result<Identity> {
+    Identity::from_hex(hex.trim_start_matches("0x"))
+        .map_err(|_| HttpError::text(StatusCode::BAD_REQUEST, format!("invalid identity `{hex}`")))
+}
+
+/// `GET /v1/identity/{identity}/verify`: 204 if the caller's token is for `identity`, 400 if it
+/// is for another.
+pub(super) async fn verify_identity(
+    State(app): AppState,
+    Path(identity): Path<String>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Result<StatusCode> {
+    let identity = identity_in_path(&identity)?;
+    let caller = required_caller(&app, &headers, &uri).await?;
+    match caller.identity == identity {
+        true => Ok(StatusCode::NO_CONTENT),
+        false => Err(HttpError::text(
+            StatusCode::BAD_REQUEST,
+            "the token is for another identity",
+        )),
+    }
+}
+
+/// `GET /v1/identity/{identity}/databases` → `{"identities": [...]}`: the databases `identity`
+/// owns (what `spacetime list` shows).
+pub(super) async fn databases(
+    State(app): AppState,
+    Path(identity): Path<String>,
+) -> Result<Response> {
+    #[derive(Serialize)]
+    struct GetDatabasesResponse {
+        identities: Vec<Identity>,
+    }
+    let owner = identity_in_path(&identity)?;
+    to_json(&GetDatabasesResponse {
+        identities: app.control.owned_by(owner),
     })
 }
 

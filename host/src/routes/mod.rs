@@ -21,6 +21,7 @@ use spacetimedb::client::ClientActorIndex;
 use spacetimedb::host::module_host::ClientConnectedError;
 use spacetimedb::host::{ProcedureCallError, ReducerCallError};
 use spacetimedb_client_api_messages::name::PublishResult;
+use tower_http::cors::{self, CorsLayer};
 
 use crate::auth::Auth;
 use crate::control::{Control, ControlError};
@@ -68,11 +69,24 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/ping", get(auth::ping))
         .route("/identity", post(auth::create_identity))
         .route("/identity/public-key", get(auth::public_key))
-        .nest("/database", database);
+        .route("/identity/websocket-token", post(auth::websocket_token))
+        .route("/identity/{identity}/verify", get(auth::verify_identity))
+        .route("/identity/{identity}/databases", get(auth::databases))
+        .nest("/database", database)
+        .layer(cors());
     Router::new()
         .nest("/v1", v1)
         .layer(middleware::from_fn_with_state(app.clone(), timers_on_time))
         .with_state(app)
+}
+
+/// CORS on `/v1` as the official client-api sets it: any origin and method, and the headers a
+/// browser client sends (a web page's SDK calls these routes from its own origin).
+fn cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_headers([header::AUTHORIZATION, header::ACCEPT, header::CONTENT_TYPE])
+        .allow_methods(cors::Any)
+        .allow_origin(cors::Any)
 }
 
 /// Keeps the timer pump running while a request is served.
