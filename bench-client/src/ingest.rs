@@ -1,6 +1,7 @@
-//! The ingestion matrix (in the shape of PyGraphDB's): graph sizes × edges per call × transport,
-//! each cell loaded into a fresh, durable graph-host of its own, with edges/s, peak and final
-//! host RSS, bytes per edge and on-disk size. Cells are written as they finish (JSONL, one line
+//! The ingestion matrix (in the shape of PyGraphDB's): graph sizes × edges per call × transport
+//! × load (bulk, or keeping the vertex rows exact after every call), each cell loaded into a
+//! fresh, durable graph-host of its own, with edges/s, peak and final host RSS, bytes per edge
+//! and on-disk size. Cells are written as they finish (JSONL, one line
 //! each), then as CSV, a Markdown table and a chart of edges/s and bytes per edge against size.
 
 use crate::report::charts;
@@ -24,7 +25,14 @@ pub struct Cell {
     pub edges: usize,
     pub batch: usize,
     pub transport: String,
+    /// A bulk load (`LoadPlan::bulk`). Cells of runs from before bulk loads lack it: plain.
+    #[serde(default)]
+    pub bulk: bool,
+    /// `add_edges` calls.
     pub calls: u64,
+    /// `finish_bulk_load` calls (a bulk load's vertex rows).
+    #[serde(default)]
+    pub finish_calls: u64,
     pub seconds: f64,
     pub edges_per_s: f64,
     /// The host with the module published and called once, before the load (its baseline).
@@ -112,16 +120,33 @@ impl Drop for Host {
     }
 }
 
-/// Loads `edges` into a fresh host (`bin`, on `port`) with `module` published, over
-/// `transport`, in calls of at most `batch` edges, and measures it.
+/// What one cell loads how: edges per call, transport, and whether as a bulk load.
+#[derive(Debug, Clone, Copy)]
+pub struct Way {
+    pub batch: usize,
+    pub transport: TransportKind,
+    pub bulk: bool,
+}
+
+/// How a cell's load is named in the tables: `bulk` or `plain`.
+fn load_name(bulk: bool) -> &'static str {
+    if bulk { "bulk" } else { "plain" }
+}
+
+/// Loads `edges` into a fresh host (`bin`, on `port`) with `module` published, the `way` it
+/// says, and measures it.
 pub fn run_cell(
     bin: &Path,
     port: u16,
     module: &[u8],
     edges: &EdgeList,
-    batch: usize,
-    transport: TransportKind,
+    way: Way,
 ) -> anyhow::Result<Cell> {
+    let Way {
+        batch,
+        transport,
+        bulk,
+    } = way;
     let host = Host::start(bin, port)?;
     let server = Server::new(&host.url);
     let server = server.clone().with_token(server.create_identity()?.token);
@@ -137,7 +162,7 @@ pub fn run_cell(
             LoadPlan {
                 batch,
                 in_flight: 1,
-                ..LoadPlan::default()
+                bulk,
             },
             |p| calls += matches!(p, LoadProgress::Edges(_)) as u64,
         )
@@ -156,7 +181,9 @@ pub fn run_cell(
         edges: edges.len(),
         batch,
         transport: transport.as_str().into(),
+        bulk,
         calls,
+        finish_calls: outcome.finish_calls,
         seconds,
         edges_per_s: n / seconds,
         idle_rss_bytes: idle,
@@ -181,16 +208,18 @@ pub fn append_jsonl(path: &Path, cell: &Cell) -> anyhow::Result<()> {
 /// The cells as CSV, one row each.
 pub fn csv(cells: &[Cell]) -> String {
     let mut out = String::from(
-        "edges,batch,transport,calls,seconds,edges_per_s,idle_rss_bytes,peak_rss_bytes,\
+        "edges,batch,transport,load,calls,finish_calls,seconds,edges_per_s,idle_rss_bytes,peak_rss_bytes,\
          rss_bytes,rss_bytes_per_edge,disk_bytes,disk_bytes_per_edge\n",
     );
     for c in cells {
         out += &format!(
-            "{},{},{},{},{:.3},{:.0},{},{},{},{:.1},{},{:.1}\n",
+            "{},{},{},{},{},{},{:.3},{:.0},{},{},{},{:.1},{},{:.1}\n",
             c.edges,
             c.batch,
             c.transport,
+            c.load(),
             c.calls,
+            c.finish_calls,
             c.seconds,
             c.edges_per_s,
             c.idle_rss_bytes,
@@ -207,16 +236,17 @@ pub fn csv(cells: &[Cell]) -> String {
 /// The cells as a Markdown table.
 pub fn markdown(cells: &[Cell]) -> String {
     let mut out = String::from(
-        "| edges | edges per call | transport | time | edges/s | peak RSS | RSS after | \
-         bytes/edge (RSS) | on disk | bytes/edge (disk) |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| edges | edges per call | transport | load | time | edges/s | peak RSS | RSS after | \
+         bytes/edge (RSS) | on disk | bytes/edge (disk) |\n|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mb = |b: u64| format!("{:.0} MB", b as f64 / 1e6);
     for c in cells {
         out += &format!(
-            "| {} | {} | {} | {:.2} s | {:.0} | {} | {} | {:.0} | {} | {:.0} |\n",
+            "| {} | {} | {} | {} | {:.2} s | {:.0} | {} | {} | {:.0} | {} | {:.0} |\n",
             c.edges,
             c.batch,
             c.transport,
+            c.load(),
             c.seconds,
             c.edges_per_s,
             mb(c.peak_rss_bytes),
@@ -230,7 +260,7 @@ pub fn markdown(cells: &[Cell]) -> String {
 }
 
 /// Two panels, edges/s and bytes per edge (RSS, and disk as a thin line) against the graph's size on
-/// log axes, one line per (transport, edges per call): cost per edge must stay flat as the graph
+/// log axes, one line per (transport, edges per call, load): cost per edge must stay flat as the graph
 /// grows, not climb.
 pub fn chart(cells: &[Cell]) -> anyhow::Result<Vec<u8>> {
     charts::register_font()?;
@@ -240,9 +270,9 @@ pub fn chart(cells: &[Cell]) -> anyhow::Result<Vec<u8>> {
         let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
         root.fill(&WHITE)?;
         let (left, right) = root.split_horizontally(width / 2);
-        let mut series: Vec<(String, usize)> = cells
+        let mut series: Vec<(String, usize, &str)> = cells
             .iter()
-            .map(|c| (c.transport.clone(), c.batch))
+            .map(|c| (c.transport.clone(), c.batch, c.load()))
             .collect();
         series.sort();
         series.dedup();
@@ -285,11 +315,11 @@ pub fn chart(cells: &[Cell]) -> anyhow::Result<Vec<u8>> {
                 .x_label_formatter(&|v| format!("{:.0e}", v))
                 .y_label_formatter(&|v| format!("{:.0}", v))
                 .draw()?;
-            for (i, (transport, batch)) in series.iter().enumerate() {
+            for (i, (transport, batch, load)) in series.iter().enumerate() {
                 let colour = charts::PALETTE[i % charts::PALETTE.len()];
                 let mut points: Vec<&Cell> = cells
                     .iter()
-                    .filter(|c| &c.transport == transport && c.batch == *batch)
+                    .filter(|c| &c.transport == transport && c.batch == *batch && c.load() == *load)
                     .collect();
                 points.sort_by_key(|c| c.edges);
                 let line: Vec<(f64, f64)> =
@@ -299,7 +329,7 @@ pub fn chart(cells: &[Cell]) -> anyhow::Result<Vec<u8>> {
                         line.clone(),
                         colour.stroke_width(2),
                     )))?
-                    .label(format!("{transport}, {batch} per call"))
+                    .label(format!("{transport}, {batch} per call, {load}"))
                     .legend(move |(x, y)| {
                         PathElement::new([(x, y), (x + 20, y)], colour.stroke_width(2))
                     });
@@ -325,8 +355,8 @@ pub fn chart(cells: &[Cell]) -> anyhow::Result<Vec<u8>> {
     charts::encode_png((width, height), &rgb)
 }
 
-/// Runs every cell of `sizes` × `batches` × `transports` (one fresh host each, in turn on
-/// `port`), appending each to `out/ingest.jsonl` as it finishes, then writes `ingest.csv`,
+/// Runs every cell of `sizes` × `batches` × `transports` × `loads` (bulk or not; one fresh
+/// host each, in turn on `port`), appending each to `out/ingest.jsonl` as it finishes, then writes `ingest.csv`,
 /// `ingest.md` and `ingest.png`. `arcs` is the full graph the sizes sample.
 #[allow(clippy::too_many_arguments)]
 pub fn run_matrix(
@@ -337,6 +367,7 @@ pub fn run_matrix(
     sizes: &[usize],
     batches: &[usize],
     transports: &[TransportKind],
+    loads: &[bool],
     seed: u64,
     out: &Path,
 ) -> anyhow::Result<Vec<PathBuf>> {
@@ -357,21 +388,29 @@ pub fn run_matrix(
         let edges = sample(arcs, size, seed);
         for &transport in transports {
             for &batch in batches {
-                let cell = run_cell(host_bin, port, &wasm, &edges, batch, transport).with_context(
-                    || format!("{size} edges, {batch} per call, {}", transport.as_str()),
-                )?;
-                println!(
-                    "{} edges, {} per call, {}: {:.2} s = {:.0} edges/s, {:.0} B/edge RSS, {:.0} B/edge disk",
-                    cell.edges,
-                    cell.batch,
-                    cell.transport,
-                    cell.seconds,
-                    cell.edges_per_s,
-                    cell.rss_bytes_per_edge,
-                    cell.disk_bytes_per_edge
-                );
-                append_jsonl(&jsonl, &cell)?;
-                cells.push(cell);
+                for &bulk in loads {
+                    let way = Way {
+                        batch,
+                        transport,
+                        bulk,
+                    };
+                    let what = format!(
+                        "{size} edges, {batch} per call, {}, {}",
+                        transport.as_str(),
+                        load_name(bulk)
+                    );
+                    let cell = run_cell(host_bin, port, &wasm, &edges, way)
+                        .with_context(|| what.clone())?;
+                    println!(
+                        "{what}: {:.2} s = {:.0} edges/s, {:.0} B/edge RSS, {:.0} B/edge disk",
+                        cell.seconds,
+                        cell.edges_per_s,
+                        cell.rss_bytes_per_edge,
+                        cell.disk_bytes_per_edge
+                    );
+                    append_jsonl(&jsonl, &cell)?;
+                    cells.push(cell);
+                }
             }
         }
     }
@@ -391,6 +430,12 @@ pub fn render_jsonl(out: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .map(serde_json::from_str)
         .collect::<Result<Vec<Cell>, _>>()?;
     render(&cells, out)
+}
+
+impl Cell {
+    fn load(&self) -> &'static str {
+        load_name(self.bulk)
+    }
 }
 
 /// Writes `ingest.csv`, `ingest.md` and `ingest.png` of `cells` into `out`.
@@ -429,7 +474,9 @@ mod tests {
             edges: 100,
             batch: 10,
             transport: "ws".into(),
+            bulk: true,
             calls: 10,
+            finish_calls: 1,
             seconds: 0.5,
             edges_per_s: 200.0,
             idle_rss_bytes: 1,
@@ -454,5 +501,26 @@ mod tests {
         assert_eq!(written.len(), 3);
         let csv_text = std::fs::read_to_string(dir.path().join("ingest.csv")).unwrap();
         assert_eq!(csv_text.lines().count(), 3);
+        assert!(
+            csv_text
+                .lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("100,10,ws,bulk,10,1,")
+        );
+    }
+
+    /// A line of a run from before bulk loads (no `bulk`, no `finish_calls`) reads as a plain
+    /// load, which is what it was.
+    #[test]
+    fn cells_of_earlier_runs_read_as_plain_loads() {
+        let line = r#"{"edges":100,"batch":10,"transport":"ws","calls":10,"seconds":0.5,
+            "edges_per_s":200.0,"idle_rss_bytes":1,"peak_rss_bytes":3,"rss_bytes":2,
+            "rss_bytes_per_edge":0.01,"disk_bytes":5,"disk_bytes_per_edge":0.05}"#;
+        let cell: Cell = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            (cell.bulk, cell.finish_calls, cell.load()),
+            (false, 0, "plain")
+        );
     }
 }

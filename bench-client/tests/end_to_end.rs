@@ -1,7 +1,7 @@
 //! graph-bench end to end against the real embedded host: load, verified workloads in every
 //! mode, contention, and the report files. The binary exits non-zero on any wrong answer.
 
-use graph_testkit::{PeerServer, TestHost, module_wasm_path};
+use graph_testkit::{PeerServer, TestHost, host_binary, module_wasm_path};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -583,4 +583,57 @@ fn a_dataset_at_the_top_of_the_id_space_runs_verified_beside_a_peer_that_cannot_
     );
     assert!(!report["under_writes"].as_array().unwrap().is_empty());
     assert!(!report["throughput"].as_array().unwrap().is_empty());
+}
+
+/// The ingestion matrix end to end: every cell a fresh durable host, each load's edge count
+/// checked by graph-ingest; bulk cells finish with `finish_bulk_load` calls, plain ones make
+/// none.
+#[test]
+fn the_ingestion_matrix_loads_every_cell() {
+    let out = tempfile::tempdir().unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_graph-ingest"))
+        .arg("--host-bin")
+        .arg(host_binary())
+        .arg("--publish")
+        .arg(module_wasm_path())
+        .args(["--dataset", "fb", "--sizes", "300,3000", "--batches", "500"])
+        .args([
+            "--transports",
+            "ws,http",
+            "--loads",
+            "bulk,plain",
+            "--port",
+            "3390",
+        ])
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .expect("running graph-ingest");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "graph-ingest failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let jsonl = std::fs::read_to_string(out.path().join("ingest.jsonl")).unwrap();
+    let cells: Vec<Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(cells.len(), 8, "{jsonl}");
+    for cell in &cells {
+        let edges = cell["edges"].as_u64().unwrap();
+        assert!(edges == 300 || edges == 3000, "{cell}");
+        assert_eq!(cell["calls"].as_u64(), Some(edges.div_ceil(500)), "{cell}");
+        let finishing = cell["finish_calls"].as_u64().unwrap();
+        match cell["bulk"].as_bool() {
+            Some(true) => assert!(finishing > 0, "{cell}"),
+            _ => assert_eq!(finishing, 0, "{cell}"),
+        }
+    }
+    let bulk = cells.iter().filter(|c| c["bulk"] == true).count();
+    assert_eq!(bulk, 4);
+    for file in ["ingest.csv", "ingest.md", "ingest.png"] {
+        assert!(out.path().join(file).exists(), "{file}");
+    }
 }

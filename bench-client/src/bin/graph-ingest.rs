@@ -1,4 +1,4 @@
-//! The ingestion matrix: graph sizes × edges per call × transport, each cell loaded into a fresh,
+//! The ingestion matrix: graph sizes × edges per call × transport × load, each cell loaded into a fresh,
 //! durable graph-host (see `graph_bench::ingest`). `scripts/bench-ingest` runs it.
 
 use anyhow::Context;
@@ -8,10 +8,17 @@ use graph_bench::ingest::{render_jsonl, run_matrix};
 use graph_client::graph::TransportKind;
 use std::path::PathBuf;
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Load {
+    Bulk,
+    Plain,
+}
+
 #[derive(Parser, Debug)]
 #[command(
     about = "Ingestion matrix: load samples of a dataset of several sizes, in calls of \
-several sizes, over each transport, one fresh durable graph-host per cell; edges/s, RSS, bytes \
+several sizes, over each transport, as a bulk load and as one keeping the vertex rows exact \
+after every call, one fresh durable graph-host per cell; edges/s, RSS, bytes \
 per edge and on-disk size as JSONL, CSV, Markdown and a chart."
 )]
 struct Args {
@@ -36,6 +43,10 @@ struct Args {
     batches: Vec<usize>,
     #[arg(long, value_delimiter = ',', default_value = "ws,http")]
     transports: Vec<TransportKind>,
+    /// Loads: `bulk` (the edges first, each vertex row written once at the end: what `graph
+    /// load` does into an empty graph) and `plain` (every call keeps its vertices' rows exact).
+    #[arg(long, value_delimiter = ',', default_value = "bulk,plain")]
+    loads: Vec<Load>,
     /// Port each cell's host listens on (one at a time).
     #[arg(long, default_value_t = 3300)]
     port: u16,
@@ -69,6 +80,11 @@ fn main() -> anyhow::Result<()> {
         &args.sizes,
         &args.batches,
         &args.transports,
+        &args
+            .loads
+            .iter()
+            .map(|l| matches!(l, Load::Bulk))
+            .collect::<Vec<_>>(),
         args.seed,
         &args.out,
     )?;
