@@ -19,7 +19,9 @@ enum Load {
     about = "Ingestion matrix: load samples of a dataset of several sizes, in calls of \
 several sizes, over each transport, as a bulk load and as one keeping the vertex rows exact \
 after every call, one fresh durable graph-host per cell; edges/s, RSS, bytes \
-per edge and on-disk size as JSONL, CSV, Markdown and a chart."
+per edge and on-disk size as JSONL, CSV, Markdown and a chart.",
+    // scripts/bench-ingest passes --out; a later --out (the script's caller's) wins.
+    args_override_self = true
 )]
 struct Args {
     /// The graph-host binary to start for each cell.

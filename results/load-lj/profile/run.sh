@@ -6,7 +6,8 @@
 # host thread) and symbols-executor.txt / symbols-other.txt (the top 60 functions of the
 # database's executor thread, and of every other thread). The module's own code is JIT-compiled
 # wasm: perf shows it as unnamed addresses ([unknown] or JIT-… entries). Sampling slows the load
-# (338 s instead of about 180 s here), so read shares from it, not times.
+# (the bulk load of a1e0e4e: 302 s instead of 190 s on the machine of 2026-11-27), so read
+# shares from it, not times.
 #
 #   results/load-lj/profile/run.sh [OUT]
 set -euo pipefail
