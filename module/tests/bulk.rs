@@ -90,6 +90,28 @@ fn refused(result: Result<impl std::fmt::Debug, ClientError>, what: &str) {
     }
 }
 
+/// Gives the first vertex row below `below` (finished, so checked) a wrong out-degree through
+/// SQL, asserts that `check` names it, and puts the degree back; `false` if there is none.
+fn spoil_a_finished_row(db: &GraphDb, server: &Server, below: u64) -> bool {
+    let Some((&id, &(out, ..))) = vertex_rows(server, "bulk").range(..below).next() else {
+        return false;
+    };
+    let set = |degree: u32| {
+        let sql = format!("UPDATE vertex SET out_degree = {degree} WHERE id = {id}");
+        server.sql("bulk", &sql).unwrap();
+    };
+    set(out + 1_000);
+    let check = db.check().unwrap();
+    assert_eq!(check.problems, 1, "{:?}", check.listed);
+    assert!(
+        check.listed[0].starts_with(&format!("vertex {id}:")),
+        "{:?}",
+        check.listed
+    );
+    set(out);
+    true
+}
+
 #[test]
 fn a_finished_bulk_load_is_the_graph_plain_writes_make() {
     let host = TestHost::start();
@@ -98,7 +120,7 @@ fn a_finished_bulk_load_is_the_graph_plain_writes_make() {
     let http = GraphDb::new(server.clone(), "bulk");
     let ws = GraphDb::websocket(server.clone(), "bulk", None);
     let plain = GraphDb::new(plain_server.clone(), "plain");
-    let (mut most_calls, mut late_during_finish) = (0, 0);
+    let (mut most_calls, mut late_during_finish, mut spoiled) = (0, 0, 0);
     for seed in 0..40u64 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let db = if seed % 2 == 0 { &http } else { &ws };
@@ -137,6 +159,9 @@ fn a_finished_bulk_load_is_the_graph_plain_writes_make() {
             assert!(removal.contains("bulk load"), "{removal}");
             let info = db.graph_info().unwrap();
             assert!(info.bulk_load.is_some());
+            // No row is written yet, and none is missing.
+            let check = db.check().unwrap();
+            assert_eq!(check.problems, 0, "seed {seed}: {:?}", check.listed);
         }
         // Small windows, and adds (at the lowest ids too) after two of them: finished as well.
         let rows = [0, 1, 3, 17][seed as usize % 4];
@@ -144,6 +169,12 @@ fn a_finished_bulk_load_is_the_graph_plain_writes_make() {
         let calls = db
             .finish_bulk_load(rows, |below, last| {
                 assert!(below <= last, "{below} > {last}");
+                // The rows written so far are checked, and right; the others are not written.
+                let check = db.check().unwrap();
+                assert_eq!(check.problems, 0, "seed {seed}: {:?}", check.listed);
+                if steps == 1 {
+                    spoiled += spoil_a_finished_row(db, &server, below) as u32;
+                }
                 steps += 1;
                 if steps == 3 {
                     send(db, &late);
@@ -189,6 +220,7 @@ fn a_finished_bulk_load_is_the_graph_plain_writes_make() {
     // The windows were small enough for many calls, and adds came while finishing.
     assert!(most_calls >= 10, "{most_calls} calls at most");
     assert!(late_during_finish >= 5, "{late_during_finish}");
+    assert!(spoiled >= 5, "{spoiled}");
 }
 
 #[test]
