@@ -1,5 +1,5 @@
-//! The ingestion matrix: graph sizes × edges per call × transport × load, each cell loaded into a fresh,
-//! durable graph-host (see `graph_bench::ingest`). `scripts/bench-ingest` runs it.
+//! The ingestion matrix: graph sizes × edges per call × transport × load, each cell loaded into
+//! a fresh, durable graph-host (see `graph_bench::ingest`). `scripts/bench-ingest` runs it.
 
 use anyhow::Context;
 use clap::Parser;
