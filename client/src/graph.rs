@@ -1002,7 +1002,9 @@ impl GraphDb {
             let Some(load) = info.bulk_load else {
                 return Ok(calls);
             };
-            progress(load.finished_below, info.meta.max_vertex_id);
+            // Before the load's first add, every row is exact (`finished_below` is u64::MAX).
+            let last = info.meta.max_vertex_id;
+            progress(load.finished_below.min(last), last);
             let args = FinishBulkLoadArgs { rows };
             self.reducer("finish_bulk_load", args, true, |conn, a, reply| {
                 conn.reducers

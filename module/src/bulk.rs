@@ -6,7 +6,8 @@
 //! (`results/load-lj/stages/`). Between `begin_bulk_load` and the end of `finish_bulk_load`,
 //! `add_edges` and `add_labelled_edges` store the edges and the graph-wide counts only; then
 //! `finish_bulk_load` writes each vertex's row once, with its degrees counted from the edge
-//! indexes, one window of vertex ids per call (one short transaction each).
+//! indexes, one window of vertex ids per call (one short transaction each), from the lowest end
+//! the load added.
 //!
 //! Meanwhile queries are refused with [`GraphError::BulkLoadUnderWay`] (they read vertex rows
 //! and degrees that are not written yet), removals are refused, and `graph_meta.vertices` counts
@@ -65,10 +66,13 @@ pub fn begin_bulk_load(ctx: &ReducerContext) -> Result<(), String> {
         return Ok(());
     }
     let m = meta(&ctx.db);
+    // Every row is exact until an add changes one: the first add moves finishing back to its
+    // lowest end, so that finishing starts where the load's ids do (ids offset far from 0 are
+    // common, and a window sized for ids spread from 0 would take all of them at once).
     ctx.db.bulk_load().insert(BulkLoad {
         id: 0,
         began_at: m.version + 1,
-        finished_below: 0,
+        finished_below: u64::MAX,
         window: 0,
     });
     // Snapshots and pinned traversals cannot follow a bulk load row by row.
@@ -104,11 +108,15 @@ pub fn finish_bulk_load(ctx: &ReducerContext, rows: u32) -> Result<(), String> {
     };
     let target = u64::from(if rows == 0 { DEFAULT_FINISH_ROWS } else { rows });
     let mut m = meta(&ctx.db);
+    let lo = load.finished_below;
     let window = match load.window {
-        0 => first_window(m.max_vertex_id, 2 * m.edges + m.vertices, target),
+        0 => first_window(
+            m.max_vertex_id.saturating_sub(lo),
+            2 * m.edges + m.vertices,
+            target,
+        ),
         w => w,
     };
-    let lo = load.finished_below;
     let hi = lo.saturating_add(window - 1).min(m.max_vertex_id.max(lo));
     let (created, read) = write_rows(&ctx.db, lo, hi);
     m.vertices += created;
@@ -130,10 +138,10 @@ pub fn finish_bulk_load(ctx: &ReducerContext, rows: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// Ids per window that hold about `target` rows if the `rows` are spread evenly up to
-/// `max_id`.
-fn first_window(max_id: u64, rows: u64, target: u64) -> u64 {
-    let ids = u128::from(max_id) + 1;
+/// Ids per window that hold about `target` rows if the `rows` are spread evenly over `span` + 1
+/// ids.
+fn first_window(span: u64, rows: u64, target: u64) -> u64 {
+    let ids = u128::from(span) + 1;
     (ids * u128::from(target) / u128::from(rows.max(1))).clamp(1, u128::from(u64::MAX)) as u64
 }
 

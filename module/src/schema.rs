@@ -149,7 +149,9 @@ pub struct BulkLoad {
     pub id: u8,
     /// The graph version `begin_bulk_load` made.
     pub began_at: u64,
-    /// Every vertex below this id has its row, with exact degrees (0 until finishing starts).
+    /// Every vertex below this id has its row, with exact degrees: at first the lowest end of
+    /// the arcs added in the bulk load (`u64::MAX` before the first add), then where finishing
+    /// has come to.
     pub finished_below: u64,
     /// Ids the next `finish_bulk_load` call reads (0: not estimated yet).
     pub window: u64,

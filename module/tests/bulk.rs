@@ -268,3 +268,44 @@ fn a_bulk_load_ends_with_clear_graph_and_only_writers_run_one() {
     assert_eq!(db.finish_bulk_load(0, |_, _| {}).unwrap(), 1);
     assert_eq!(db.info().unwrap().vertices, 0);
 }
+
+/// Ids far from 0 (from 10^9 and from 2^40, in `edge` and in `wide_edge`): finishing starts at
+/// the lowest end the load added, in windows sized for the span of its ids, not for ids spread
+/// from 0 (which would take them all in one long call).
+#[test]
+fn finishing_starts_where_the_ids_do() {
+    let host = TestHost::start();
+    let server = host.publish_module("bulk");
+    let plain_server = host.publish_module("plain");
+    let db = GraphDb::new(server.clone(), "bulk");
+    let plain = GraphDb::new(plain_server.clone(), "plain");
+    for base in [1_000_000_000u64, 1 << 40] {
+        let mut rng = ChaCha8Rng::seed_from_u64(base);
+        let batch: Batch = (0..20_000)
+            .map(|_| {
+                arc(
+                    base + rng.gen_range(0..5_000),
+                    base + rng.gen_range(0..5_000),
+                )
+            })
+            .collect();
+        let lowest = batch.iter().map(|a| a.0.min(a.1)).min().unwrap();
+        for g in [&db, &plain] {
+            g.clear().unwrap();
+        }
+        db.begin_bulk_load().unwrap();
+        send(&db, &batch);
+        send(&plain, &batch);
+        let load = db.graph_info().unwrap().bulk_load.unwrap();
+        assert_eq!(load.finished_below, lowest, "base {base}");
+        // About 45,000 rows (both ends of 20,000 arcs, 5,000 vertices) at 1,000 per call.
+        let calls = db.finish_bulk_load(1_000, |_, _| {}).unwrap();
+        assert!((20..200).contains(&calls), "base {base}: {calls} calls");
+        assert_eq!(
+            vertex_rows(&server, "bulk"),
+            vertex_rows(&plain_server, "plain"),
+            "base {base}"
+        );
+        assert_eq!(db.check().unwrap().problems, 0, "base {base}");
+    }
+}

@@ -1057,7 +1057,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Check => {
             let report = db.check()?;
             // During a bulk load the module checks only the vertices whose rows are written.
-            let unchecked_from = db.graph_info()?.bulk_load.map(|b| b.finished_below);
+            let info = db.graph_info()?;
+            let unchecked_from = info
+                .bulk_load
+                .map(|b| b.finished_below)
+                .filter(|&from| from <= info.meta.max_vertex_id);
             if g.json {
                 out!(
                     "{}",
@@ -1137,7 +1141,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                          until it is finished (`graph finish-load`); the vertex count covers \
                          only the vertices with rows (every one below id {})",
                         b.began_at,
-                        b.finished_below
+                        b.finished_below.min(info.max_vertex_id.saturating_add(1))
                     );
                 }
                 for h in &full.snapshots {
