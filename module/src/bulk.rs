@@ -34,6 +34,10 @@ pub fn under_way(db: &Local) -> Option<BulkLoad> {
     db.bulk_load().id().find(0)
 }
 
+/// How a user ends a bulk load, for the errors that refuse what waits for its end.
+pub const HOW_TO_FINISH: &str = "`graph load` ends it; re-run it to resume an interrupted load, \
+     or run `graph finish-load`";
+
 /// `Ok` unless a bulk load is under way: queries call this first.
 pub fn ready(db: &Local) -> Result<(), GraphError> {
     match under_way(db) {
@@ -48,8 +52,7 @@ pub fn refuse_removals(db: &Local, what: &str) -> Result<(), String> {
     match under_way(db) {
         Some(b) => Err(format!(
             "{what} waits: a bulk load (begun at version {}) takes only additions until \
-             finish_bulk_load ends it (`graph load` ends it; re-run it to resume an interrupted \
-             load, or run `graph finish-load`)",
+             finish_bulk_load ends it ({HOW_TO_FINISH})",
             b.began_at
         )),
         None => Ok(()),

@@ -31,8 +31,8 @@ impl std::fmt::Display for GraphError {
             GraphError::BulkLoadUnderWay(v) => write!(
                 f,
                 "a bulk load (begun at version {v}) is under way: queries are answered once \
-                 finish_bulk_load has ended it (`graph load` ends it; re-run it to resume an \
-                 interrupted load, or run `graph finish-load`)"
+                 finish_bulk_load has ended it ({})",
+                crate::bulk::HOW_TO_FINISH
             ),
         }
     }
