@@ -7,7 +7,9 @@
 //! `add_edges` and `add_labelled_edges` store the edges and the graph-wide counts only; then
 //! `finish_bulk_load` writes each vertex's row once, with its degrees counted from the edge
 //! indexes, one window of vertex ids per call (one short transaction each), from the lowest end
-//! the load added.
+//! the load added. The windows are sized for about the rows asked for, by the rows the last one
+//! read and by marks each add leaves of where its arcs end, so that no call reads far more:
+//! a window that grew over a gap in the ids would otherwise take all the rows past it at once.
 //!
 //! Meanwhile queries are refused with [`GraphError::BulkLoadUnderWay`] (they read vertex rows
 //! and degrees that are not written yet), removals are refused, and `graph_meta.vertices` counts
@@ -18,7 +20,9 @@ use crate::access::check_writer;
 use crate::changelog::Changes;
 use crate::edges;
 use crate::rows;
-use crate::schema::{BulkLoad, Vertex, bulk_load, meta, ranged, save_meta, vertex};
+use crate::schema::{
+    BulkLoad, BulkMark, Vertex, bulk_load, bulk_mark, meta, ranged, save_meta, vertex,
+};
 use crate::types::GraphError;
 use spacetimedb::{Local, ReducerContext, Table, reducer};
 
@@ -121,7 +125,10 @@ pub fn finish_bulk_load(ctx: &ReducerContext, rows: u32) -> Result<(), String> {
         w => w,
     };
     let hi = lo.saturating_add(window - 1).min(m.max_vertex_id.max(lo));
+    let hi = marked_end(&ctx.db, lo, hi, 2 * target);
     let (created, read) = write_rows(&ctx.db, lo, hi);
+    let marks = ctx.db.bulk_mark();
+    ranged(marks.at(), &marks.__backend).delete(lo..=hi);
     m.vertices += created;
     if hi >= m.max_vertex_id {
         ctx.db.bulk_load().id().delete(0);
@@ -132,13 +139,60 @@ pub fn finish_bulk_load(ctx: &ReducerContext, rows: u32) -> Result<(), String> {
             &ctx.db.bulk_load().id(),
             &BulkLoad {
                 finished_below: hi + 1,
-                window: next_window(window, read, target),
+                window: next_window(hi - lo + 1, read, target),
                 ..load
             },
         );
     }
     save_meta(ctx, m, Changes::reset());
     Ok(())
+}
+
+/// Marks [`mark_ends`] leaves at most per list: with 200,000 arcs per call, a mark per 6,250
+/// sources and one per 6,250 targets.
+const MARKS_PER_LIST: usize = 32;
+
+/// Records where the `ends` (sorted: the sources, or the targets, of the arcs a bulk-load call
+/// added) lie, for [`marked_end`]: up to [`MARKS_PER_LIST`] marks evenly spaced in them, each
+/// counting the ends after the previous mark up to and at its own id; added to the marks
+/// already there.
+pub fn mark_ends(db: &Local, ends: &[u64]) {
+    debug_assert!(ends.is_sorted());
+    let marks = db.bulk_mark();
+    let step = ends.len().div_ceil(MARKS_PER_LIST);
+    let mut counted = 0;
+    while counted < ends.len() {
+        let at = ends[(counted + step).min(ends.len()) - 1];
+        let upto = counted + ends[counted..].partition_point(|&e| e <= at);
+        let more = (upto - counted) as u64;
+        counted = upto;
+        match marks.at().find(at) {
+            Some(m) => rows::update(
+                &marks.at(),
+                &BulkMark {
+                    ends: m.ends + more,
+                    ..m
+                },
+            ),
+            None => rows::insert(&marks, &BulkMark { at, ends: more }),
+        }
+    }
+}
+
+/// Where the window `lo..=hi` ends if it stops before the marks in it count more than `most`
+/// ends: at `hi`, or just before the mark that passes `most` (at `lo` if that mark is there).
+/// A mark counts ends spread from the previous one, so a window may read a mark's worth more
+/// per add call than the marks say; far fewer than a window sized over a gap would.
+fn marked_end(db: &Local, lo: u64, hi: u64, most: u64) -> u64 {
+    let marks = db.bulk_mark();
+    let mut counted = 0;
+    for mark in ranged(marks.at(), &marks.__backend).filter(lo..=hi) {
+        counted += mark.ends;
+        if counted > most {
+            return mark.at.saturating_sub(1).max(lo);
+        }
+    }
+    hi
 }
 
 /// Ids per window that hold about `target` rows if the `rows` are spread evenly over `span` + 1

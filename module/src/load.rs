@@ -10,7 +10,7 @@ use crate::edges::{self, Arc, Stored};
 use crate::labels;
 use crate::rows;
 use crate::schema::{
-    BulkLoad, GraphMeta, NO_LABEL, Vertex, bulk_load, meta, ranged, save_meta, vertex,
+    BulkLoad, GraphMeta, NO_LABEL, Vertex, bulk_load, bulk_mark, meta, ranged, save_meta, vertex,
 };
 use hashbrown::HashMap;
 use spacetimedb::{Local, ReducerContext, Table, reducer};
@@ -308,8 +308,10 @@ fn insert_edges_in_bulk(
         return Err(given_twice(ctx, &pair[0], &pair[1]));
     }
     let before = edges::count(&ctx.db);
+    let sources: Vec<u64> = arcs.iter().map(|e| e.src).collect();
     // In (dst, src) order, as `insert_edges` inserts.
     arcs.sort_unstable_by_key(|e| (e.dst, e.src));
+    let targets: Vec<u64> = arcs.iter().map(|e| e.dst).collect();
     let (mut lowest, mut highest) = (u64::MAX, 0);
     for e in arcs {
         if let Err(existing) = edges::insert_unless_taken(&ctx.db, e) {
@@ -324,6 +326,8 @@ fn insert_edges_in_bulk(
         // Arcs that were stored already count here too: harmless.
         m.max_vertex_id = m.max_vertex_id.max(highest);
         bulk::after_adds(ctx, load, lowest);
+        bulk::mark_ends(&ctx.db, &sources);
+        bulk::mark_ends(&ctx.db, &targets);
         // Too broad to log: readers behind it start over, as after any batch of 10,000.
         save_meta(ctx, m, Changes::reset());
     }
@@ -536,6 +540,7 @@ pub fn clear_graph(ctx: &ReducerContext) -> Result<(), String> {
     edges::clear(&ctx.db);
     ctx.db.vertex().clear();
     ctx.db.bulk_load().id().delete(0);
+    ctx.db.bulk_mark().clear();
     let m = meta(&ctx.db);
     save_meta(
         ctx,

@@ -3,7 +3,7 @@
 //! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
 //! snapshots and multi-transaction traversals follow the writes (see `changelog`); so is
 //! `graph_writer`, who may write (see `access`), and `snapshot_holder`, which instances hold a
-//! snapshot and how large it is.
+//! snapshot and how large it is; and `bulk_mark`, where a bulk load's arcs lie (see `bulk`).
 
 use spacetimedb::table::{IndexIsRanged, TableHandleBackend};
 use spacetimedb::{
@@ -155,6 +155,17 @@ pub struct BulkLoad {
     pub finished_below: u64,
     /// Ids the next `finish_bulk_load` call reads (0: not estimated yet).
     pub window: u64,
+}
+
+/// Where a bulk load's arcs end, coarsely: each add call leaves a few marks, each counting the
+/// call's arc ends from its previous mark up to `at` (see `bulk::mark_ends`). Finishing sizes
+/// its windows by them and deletes those it has passed. Private: only `bulk` reads it.
+#[table(accessor = bulk_mark)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BulkMark {
+    #[primary_key]
+    pub at: u64,
+    pub ends: u64,
 }
 
 /// Answers written by the reducer-style Stage-1 baseline, read back by the client with SQL.

@@ -83,6 +83,12 @@ fn vertex_rows(server: &Server, database: &str) -> BTreeMap<u64, (u32, u32, u32)
         .collect()
 }
 
+/// The rows of the private table in which a bulk load's adds mark where their arcs end.
+fn marks_left(server: &Server, database: &str) -> usize {
+    let rows = server.sql(database, "SELECT * FROM bulk_mark").unwrap();
+    rows[0].rows.len()
+}
+
 fn refused(result: Result<impl std::fmt::Debug, ClientError>, what: &str) {
     match result {
         Err(ClientError::Graph(GraphError::BulkLoadUnderWay(_))) => {}
@@ -256,8 +262,10 @@ fn a_bulk_load_ends_with_clear_graph_and_only_writers_run_one() {
         .to_string();
     assert!(e.contains("twice"), "{e}");
     assert_eq!(db.info().unwrap().edges, edges);
+    assert!(marks_left(&server, "graph") > 0);
     db.clear().unwrap();
     assert!(db.graph_info().unwrap().bulk_load.is_none());
+    assert_eq!(marks_left(&server, "graph"), 0);
     send(&db, &[arc(1, 2)]);
     let info = db.info().unwrap();
     assert_eq!((info.vertices, info.edges), (2, 1));
@@ -308,4 +316,73 @@ fn finishing_starts_where_the_ids_do() {
         );
         assert_eq!(db.check().unwrap().problems, 0, "base {base}");
     }
+}
+
+/// Two dense runs of ids far apart (from 0, in `edge`, and from 10^12, in `wide_edge`), with
+/// arcs within each and between them, sent in several calls: every finishing call reads about
+/// the rows it is asked for, also the first after the gap (a window grown while crossing the
+/// gap would take the whole second run at once).
+#[test]
+fn finishing_calls_stay_short_across_a_gap_in_the_ids() {
+    const ROWS: u32 = 1_000;
+    let host = TestHost::start();
+    let server = host.publish_module("bulk");
+    let plain_server = host.publish_module("plain");
+    let db = GraphDb::new(server.clone(), "bulk");
+    let plain = GraphDb::new(plain_server.clone(), "plain");
+    let far = 1_000_000_000_000u64;
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let mut batches: Vec<Batch> = (0..4)
+        .map(|_| {
+            (0..10_000)
+                .map(|_| {
+                    let (s, d) = (rng.gen_range(0..5_000), rng.gen_range(0..5_000));
+                    match rng.gen_range(0..3) {
+                        0 => arc(s, d),
+                        1 => arc(far + s, far + d),
+                        _ => arc(s, far + d),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for b in &mut batches {
+        b.sort_unstable_by_key(|a| (a.0, a.1));
+        b.dedup_by_key(|a| (a.0, a.1));
+    }
+    db.begin_bulk_load().unwrap();
+    for b in &batches {
+        send(&db, b);
+        send(&plain, b);
+    }
+    // Rows a call reads: each arc at both ends.
+    let arcs: std::collections::BTreeSet<(u64, u64)> =
+        batches.iter().flatten().map(|a| (a.0, a.1)).collect();
+    let mut ends: Vec<u64> = arcs.iter().flat_map(|&(s, d)| [s, d]).collect();
+    ends.sort_unstable();
+    let mut starts = Vec::new();
+    let calls = db
+        .finish_bulk_load(ROWS, |below, _| starts.push(below))
+        .unwrap();
+    starts.push(u64::MAX);
+    let read: Vec<usize> = starts
+        .windows(2)
+        .map(|w| ends.partition_point(|&e| e < w[1]) - ends.partition_point(|&e| e < w[0]))
+        .collect();
+    // Twice the rows asked for, and the ends of one mark per list (sources, targets) of each
+    // add call past the marks the window holds: a mark per 32nd of a list.
+    let bound = 2 * ROWS as usize
+        + batches
+            .iter()
+            .map(|b| 2 * b.len().div_ceil(32))
+            .sum::<usize>();
+    let most = read.iter().max().copied().unwrap_or(0);
+    assert!(most <= bound, "{calls} calls read {read:?} from {starts:?}");
+    assert_eq!(read.iter().sum::<usize>(), ends.len());
+    assert_eq!(
+        vertex_rows(&server, "bulk"),
+        vertex_rows(&plain_server, "plain")
+    );
+    assert_eq!(db.check().unwrap().problems, 0);
+    assert_eq!(marks_left(&server, "bulk"), 0);
 }
