@@ -151,21 +151,19 @@ pub fn finish_bulk_load(ctx: &ReducerContext, rows: u32) -> Result<(), String> {
 /// Marks [`mark_ends`] leaves at most per list: with 200,000 arcs per call, a mark per 6,250
 /// sources and one per 6,250 targets.
 const MARKS_PER_LIST: usize = 32;
+/// Ends a mark stands for at least (but the last of a list): a load of many small calls
+/// leaves a mark per thousand ends, not per few.
+const MIN_MARK_ENDS: usize = 1_024;
 
 /// Records where the `ends` (sorted: the sources, or the targets, of the arcs a bulk-load call
-/// added) lie, for [`marked_end`]: up to [`MARKS_PER_LIST`] marks evenly spaced in them, each
-/// counting the ends after the previous mark up to and at its own id; added to the marks
-/// already there.
+/// added) lie, for [`marked_end`]: the list cut in pieces of [`mark_spacing`] ends, a mark at
+/// each piece's first id counting its ends (which all lie at or after that id); added to the
+/// marks already there.
 pub fn mark_ends(db: &Local, ends: &[u64]) {
     debug_assert!(ends.is_sorted());
     let marks = db.bulk_mark();
-    let step = ends.len().div_ceil(MARKS_PER_LIST);
-    let mut counted = 0;
-    while counted < ends.len() {
-        let at = ends[(counted + step).min(ends.len()) - 1];
-        let upto = counted + ends[counted..].partition_point(|&e| e <= at);
-        let more = (upto - counted) as u64;
-        counted = upto;
+    for piece in ends.chunks(mark_spacing(ends.len())) {
+        let (at, more) = (piece[0], piece.len() as u64);
         match marks.at().find(at) {
             Some(m) => rows::update(
                 &marks.at(),
@@ -179,18 +177,34 @@ pub fn mark_ends(db: &Local, ends: &[u64]) {
     }
 }
 
+/// Ends per mark in a list of `len`: a [`MARKS_PER_LIST`]th of it, at least [`MIN_MARK_ENDS`].
+pub fn mark_spacing(len: usize) -> usize {
+    len.div_ceil(MARKS_PER_LIST).max(MIN_MARK_ENDS)
+}
+
 /// Where the window `lo..=hi` ends if it stops before the marks in it count more than `most`
-/// ends: at `hi`, or just before the mark that passes `most` (at `lo` if that mark is there).
-/// A mark counts ends spread from the previous one, so a window may read a mark's worth more
-/// per add call than the marks say; far fewer than a window sized over a gap would.
+/// ends: at `hi`, or before the first mark that passes `most` (a mark's ends lie at or after
+/// it); a first mark at `lo` itself is cut part way to the next one, as if its ends were spread
+/// evenly up to there. The ends of a mark before `lo` may lie in the window too, so a window
+/// may read up to a mark's spacing more per list of each add call than its marks say; far
+/// fewer than a window sized over a gap would.
 fn marked_end(db: &Local, lo: u64, hi: u64, most: u64) -> u64 {
     let marks = db.bulk_mark();
+    let mut marks = ranged(marks.at(), &marks.__backend)
+        .filter(lo..=hi)
+        .peekable();
     let mut counted = 0;
-    for mark in ranged(marks.at(), &marks.__backend).filter(lo..=hi) {
-        counted += mark.ends;
-        if counted > most {
-            return mark.at.saturating_sub(1).max(lo);
+    while let Some(mark) = marks.next() {
+        if counted + mark.ends <= most {
+            counted += mark.ends;
+            continue;
         }
+        if mark.at > lo {
+            return mark.at - 1;
+        }
+        let ids = marks.peek().map_or(hi, |next| next.at - 1) - lo + 1;
+        let share = u128::from(ids) * u128::from(most) / u128::from(mark.ends);
+        return lo.saturating_add(share as u64).saturating_sub(1).max(lo);
     }
     hi
 }
@@ -315,6 +329,15 @@ mod tests {
         assert_eq!(first_window(0, 0, 100), 100);
         assert_eq!(first_window(u64::MAX, 1, 100), u64::MAX);
         assert_eq!(first_window(9, 1_000_000, 100), 1);
+    }
+
+    #[test]
+    fn a_mark_stands_for_a_32nd_of_its_list_or_1024_ends() {
+        assert_eq!(mark_spacing(200_000), 6_250);
+        assert_eq!(mark_spacing(40_000), 1_250);
+        assert_eq!(mark_spacing(32_768), 1_024);
+        assert_eq!(mark_spacing(1_000), 1_024);
+        assert_eq!(mark_spacing(1), 1_024);
     }
 
     #[test]

@@ -334,9 +334,9 @@ fn finishing_calls_stay_short_across_a_gap_in_the_ids() {
     let mut rng = ChaCha8Rng::seed_from_u64(12);
     let mut batches: Vec<Batch> = (0..4)
         .map(|_| {
-            (0..10_000)
+            (0..40_000)
                 .map(|_| {
-                    let (s, d) = (rng.gen_range(0..5_000), rng.gen_range(0..5_000));
+                    let (s, d) = (rng.gen_range(0..20_000), rng.gen_range(0..20_000));
                     match rng.gen_range(0..3) {
                         0 => arc(s, d),
                         1 => arc(far + s, far + d),
@@ -370,11 +370,12 @@ fn finishing_calls_stay_short_across_a_gap_in_the_ids() {
         .map(|w| ends.partition_point(|&e| e < w[1]) - ends.partition_point(|&e| e < w[0]))
         .collect();
     // Twice the rows asked for, and the ends of one mark per list (sources, targets) of each
-    // add call past the marks the window holds: a mark per 32nd of a list.
+    // add call past the marks the window holds: a mark per 32nd of a list, or per 1,024 ends
+    // (`bulk::mark_spacing`).
     let bound = 2 * ROWS as usize
         + batches
             .iter()
-            .map(|b| 2 * b.len().div_ceil(32))
+            .map(|b| 2 * b.len().div_ceil(32).max(1_024))
             .sum::<usize>();
     let most = read.iter().max().copied().unwrap_or(0);
     assert!(most <= bound, "{calls} calls read {read:?} from {starts:?}");
