@@ -286,3 +286,46 @@ fn names_resolve_to_identities_and_the_public_key_is_served() {
     assert_eq!(status, 200);
     assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
 }
+
+/// SQL answers once its transaction is durable, as on the official server (`confirmed`
+/// defaults to true): a write it acknowledged is there after the host is killed right after the
+/// answer. `?confirmed=false` answers at once; a `confirmed` that is not a boolean is refused.
+#[test]
+fn sql_writes_are_acknowledged_once_durable() {
+    let mut host = TestHost::start();
+    let (_, owner) = host.client();
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    let mut written = Vec::new();
+    for round in 0..5 {
+        for i in 0..20 {
+            let text = format!("note {round}.{i}");
+            owner
+                .sql(
+                    "conf",
+                    &format!("INSERT INTO note (id, text) VALUES (0, '{text}')"),
+                )
+                .unwrap();
+            written.push(json!(text));
+        }
+        host.crash();
+        host.relaunch();
+        let mut stored = notes(&owner);
+        stored.sort_by_key(|v| v.to_string());
+        written.sort_by_key(|v| v.to_string());
+        assert_eq!(stored, written, "after crash {round}");
+    }
+    let raw = reqwest::blocking::Client::new();
+    let token = owner.token().unwrap().to_string();
+    let sql = |query: &str| {
+        raw.post(format!("{}/v1/database/conf/sql{query}", host.url()))
+            .bearer_auth(&token)
+            .body("SELECT text FROM note")
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(sql("?confirmed=false"), 200);
+    assert_eq!(sql("?confirmed=true"), 200);
+    assert_eq!(sql("?confirmed=maybe"), 400);
+}

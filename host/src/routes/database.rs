@@ -256,11 +256,20 @@ fn reducer_response(outcome: ReducerOutcome, duration: Duration) -> Response {
     (status, [duration_header(duration)], body).into_response()
 }
 
-/// `POST /v1/database/:name_or_identity/sql` (body: SQL text) → one result per statement.
+#[derive(Deserialize)]
+pub(super) struct SqlQuery {
+    confirmed: Option<bool>,
+}
+
+/// `POST /v1/database/:name_or_identity/sql[?confirmed=BOOL]` (body: SQL text) → one result
+/// per statement. As on the official server, the answer waits until the statement's
+/// transaction is durable unless `confirmed=false`: a write it acknowledges survives a crash,
+/// and rows it returns were read from a durable state.
 pub(super) async fn sql(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
     Path(name_or_identity): Path<String>,
+    Query(SqlQuery { confirmed }): Query<SqlQuery>,
     body: String,
 ) -> Result<Response> {
     let target = Target::parse(&name_or_identity)?;
@@ -285,6 +294,18 @@ pub(super) async fn sql(
         HttpError::text(StatusCode::BAD_REQUEST, e.to_string())
     })?;
     let total_duration = start.elapsed();
+    if confirmed.unwrap_or(true)
+        && let Some(mut durable) = module.durable_tx_offset()
+    {
+        let offset = result
+            .tx_offset
+            .await
+            .map_err(|_| HttpError::internal("the SQL transaction was aborted"))?;
+        durable
+            .wait_for(offset)
+            .await
+            .map_err(|e| HttpError::internal(format!("commit log: {e}")))?;
+    }
     let schema = head
         .into_iter()
         .map(|(name, ty)| ProductTypeElement::new(ty, Some(name)))
