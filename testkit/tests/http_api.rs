@@ -287,11 +287,12 @@ fn names_resolve_to_identities_and_the_public_key_is_served() {
     assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
 }
 
-/// SQL answers once its transaction is durable, as on the official server (`confirmed`
-/// defaults to true): a write it acknowledged is there after the host is killed right after the
-/// answer. `?confirmed=false` answers at once; a `confirmed` that is not a boolean is refused.
+/// SQL, and a procedure that commits a write, answer once the transaction is durable, as on
+/// the official server (`confirmed` defaults to true): a write either acknowledged is there
+/// after the host is killed right after the answer. SQL's `?confirmed=false` answers at once;
+/// a `confirmed` that is not a boolean is refused.
 #[test]
-fn sql_writes_are_acknowledged_once_durable() {
+fn sql_and_procedure_writes_are_acknowledged_once_durable() {
     let mut host = TestHost::start();
     let (_, owner) = host.client();
     owner.publish("conf", conformance_wasm(), false).unwrap();
@@ -305,6 +306,9 @@ fn sql_writes_are_acknowledged_once_durable() {
                     &format!("INSERT INTO note (id, text) VALUES (0, '{text}')"),
                 )
                 .unwrap();
+            written.push(json!(text));
+            let text = format!("procedure note {round}.{i}");
+            owner.call("conf", "insert_note", &json!([text])).unwrap();
             written.push(json!(text));
         }
         host.crash();

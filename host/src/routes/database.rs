@@ -218,7 +218,9 @@ async fn call_as_new_connection(
                 Some(Instant::now()),
                 &function,
                 args,
-                false,
+                // Confirmed reads, as the official route asks: a transaction the procedure
+                // commits is durable before the procedure goes on (and so before its answer).
+                true,
             )
             .await
             .result
