@@ -157,9 +157,10 @@ pub struct BulkLoad {
     pub window: u64,
 }
 
-/// Where a bulk load's arcs end, coarsely: each add call leaves a few marks, each counting the
-/// call's arc ends from its previous mark up to `at` (see `bulk::mark_ends`). Finishing sizes
-/// its windows by them and deletes those it has passed. Private: only `bulk` reads it.
+/// Where a bulk load's arcs end, coarsely: each add call leaves a few marks, each counting
+/// `ends` of the call's arc ends that lie at or after `at`, up to its next mark (see
+/// `bulk::mark_ends`; marks at one id add up). Finishing sizes its windows by them and deletes
+/// those it has passed. Private: only `bulk` reads it.
 #[table(accessor = bulk_mark)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BulkMark {
