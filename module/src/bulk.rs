@@ -10,6 +10,8 @@
 //! the load added. The windows are sized for about the rows asked for, by the rows the last one
 //! read and by marks each add leaves of where its arcs end, so that no call reads far more:
 //! a window that grew over a gap in the ids would otherwise take all the rows past it at once.
+//! The marks stay until the load ends, since an add below the windows finished sends
+//! finishing back over them.
 //!
 //! Meanwhile queries are refused with [`GraphError::BulkLoadUnderWay`] (they read vertex rows
 //! and degrees that are not written yet), removals are refused, and `graph_meta.vertices` counts
@@ -127,11 +129,11 @@ pub fn finish_bulk_load(ctx: &ReducerContext, rows: u32) -> Result<(), String> {
     let hi = lo.saturating_add(window - 1).min(m.max_vertex_id.max(lo));
     let hi = marked_end(&ctx.db, lo, hi, 2 * target);
     let (created, read) = write_rows(&ctx.db, lo, hi);
-    let marks = ctx.db.bulk_mark();
-    ranged(marks.at(), &marks.__backend).delete(lo..=hi);
     m.vertices += created;
     if hi >= m.max_vertex_id {
         ctx.db.bulk_load().id().delete(0);
+        // Kept until now: an add below the windows finished sends finishing back over them.
+        ctx.db.bulk_mark().clear();
         // Every vertex has its row now.
         m.vertices = rows::count(&ctx.db.vertex());
     } else {

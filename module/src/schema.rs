@@ -159,8 +159,8 @@ pub struct BulkLoad {
 
 /// Where a bulk load's arcs end, coarsely: each add call leaves a few marks, each counting
 /// `ends` of the call's arc ends that lie at or after `at`, up to its next mark (see
-/// `bulk::mark_ends`; marks at one id add up). Finishing sizes its windows by them and deletes
-/// those it has passed. Private: only `bulk` reads it.
+/// `bulk::mark_ends`; marks at one id add up). Finishing sizes its windows by them; its last call
+/// deletes them. Private: only `bulk` reads it.
 #[table(accessor = bulk_mark)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BulkMark {
