@@ -180,7 +180,7 @@ pub fn mark_ends(db: &Local, ends: &[u64]) {
 }
 
 /// Ends per mark in a list of `len`: a [`MARKS_PER_LIST`]th of it, at least [`MIN_MARK_ENDS`].
-pub fn mark_spacing(len: usize) -> usize {
+fn mark_spacing(len: usize) -> usize {
     len.div_ceil(MARKS_PER_LIST).max(MIN_MARK_ENDS)
 }
 

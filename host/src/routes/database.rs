@@ -193,20 +193,15 @@ async fn call_as_new_connection(
     };
     let result = match reducer {
         Ok(call) => {
-            // Answer a committed write only once it is durable, so that an acknowledged write
-            // survives a crash of this process (clients resume from what was acknowledged).
-            if matches!(call.result.outcome, ReducerOutcome::Committed)
-                && let Some(mut durable) = module.durable_tx_offset()
-                && let Ok(offset) = call.tx_offset.await
-                && let Err(e) = durable.wait_for(offset).await
-            {
-                Err(HttpError::internal(format!("commit log: {e}")))
-            } else {
-                Ok(reducer_response(
-                    call.result.outcome,
-                    call.result.execution_duration,
-                ))
+            // Answer a committed write only once it is durable (clients resume from what was
+            // acknowledged).
+            if matches!(call.result.outcome, ReducerOutcome::Committed) {
+                until_durable(&module, call.tx_offset).await?;
             }
+            Ok(reducer_response(
+                call.result.outcome,
+                call.result.execution_duration,
+            ))
         }
         // Not a reducer: try a procedure of that name.
         Err(ReducerCallError::NoSuchReducer | ReducerCallError::ScheduleReducerNotFound) => module
@@ -241,6 +236,25 @@ async fn call_as_new_connection(
         .await
         .map_err(|e| HttpError::internal(anyhow::anyhow!(e)))?;
     result
+}
+
+/// Waits until the transaction whose offset `offset` gives is durable (at once on an in-memory
+/// host), so that an answer sent after it survives a crash of this process.
+async fn until_durable<E>(
+    module: &ModuleHost,
+    offset: impl Future<Output = std::result::Result<u64, E>>,
+) -> Result<()> {
+    let Some(mut durable) = module.durable_tx_offset() else {
+        return Ok(());
+    };
+    let offset = offset
+        .await
+        .map_err(|_| HttpError::internal("the transaction ended without an offset"))?;
+    durable
+        .wait_for(offset)
+        .await
+        .map_err(|e| HttpError::internal(format!("commit log: {e}")))?;
+    Ok(())
 }
 
 /// Reducer outcome → response: 200 empty, 530 with the error text, or 402 out of budget.
@@ -296,17 +310,8 @@ pub(super) async fn sql(
         HttpError::text(StatusCode::BAD_REQUEST, e.to_string())
     })?;
     let total_duration = start.elapsed();
-    if confirmed.unwrap_or(true)
-        && let Some(mut durable) = module.durable_tx_offset()
-    {
-        let offset = result
-            .tx_offset
-            .await
-            .map_err(|_| HttpError::internal("the SQL transaction was aborted"))?;
-        durable
-            .wait_for(offset)
-            .await
-            .map_err(|e| HttpError::internal(format!("commit log: {e}")))?;
+    if confirmed.unwrap_or(true) {
+        until_durable(&module, result.tx_offset).await?;
     }
     let schema = head
         .into_iter()
