@@ -6,8 +6,8 @@
 mod conformance_bindings;
 
 use conformance_bindings::*;
-use graph_client::server::Server;
-use graph_testkit::{TestHost, conformance_wasm, host_binary};
+use graph_client::server::{Server, ServerError};
+use graph_testkit::{TestHost, conformance_wasm, host_binary, json};
 use spacetimedb_sdk::__codegen::__sats::bsatn;
 use spacetimedb_sdk::__codegen::__ws::common::{CallProcedureFlags, QuerySetId};
 use spacetimedb_sdk::__codegen::__ws::v2::{
@@ -34,11 +34,13 @@ fn host_with_module(args: &[&str]) -> (TestHost, Server) {
     (host, owner)
 }
 
-/// How many WebSocket (and in-flight HTTP) connections the engine has registered.
+/// How many WebSocket (and in-flight HTTP) connections the engine has registered, besides the
+/// SQL request that asks (a connection of its own while it runs, as on the official server).
 fn connected_clients(owner: &Server) -> usize {
     owner.sql(DB, "SELECT * FROM st_client").unwrap()[0]
         .rows
         .len()
+        - 1
 }
 
 /// Waits until [`connected_clients`] is `n`.
@@ -231,6 +233,119 @@ fn the_protocol_refuses_bad_input_and_keeps_serving() {
     while client.socket.read().is_ok() {}
     drop(anonymous);
     wait_for_clients(&owner, before);
+}
+
+/// Each connection's `client_connected` and `client_disconnected` rows in the conformance
+/// module's `visit` table, as `(identity, connected)` in the order they ran, grouped by
+/// connection in the order the connections began.
+fn visits(owner: &Server) -> Vec<Vec<(String, bool)>> {
+    let rows = owner.sql(DB, "SELECT * FROM visit").unwrap()[0]
+        .rows
+        .clone();
+    let mut rows: Vec<(u64, String, String, bool)> = rows
+        .iter()
+        .map(|row| {
+            let id = row[0].as_u64().unwrap();
+            let hex = row[2][0]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("0x")
+                .to_string();
+            (id, row[1].to_string(), hex, row[3].as_bool().unwrap())
+        })
+        .collect();
+    rows.sort();
+    let mut connections: Vec<(String, Vec<(String, bool)>)> = Vec::new();
+    for (_, connection, identity, connected) in rows {
+        match connections.iter_mut().find(|(c, _)| *c == connection) {
+            Some((_, events)) => events.push((identity, connected)),
+            None => connections.push((connection, vec![(identity, connected)])),
+        }
+    }
+    connections.into_iter().map(|(_, events)| events).collect()
+}
+
+/// Every HTTP call, SQL request and WebSocket is a connection, as on the official server: the
+/// module's `client_connected` runs first and may refuse it (403 over HTTP, a policy close on
+/// the WebSocket), and `client_disconnected` runs after, also when the request failed.
+#[test]
+fn each_request_is_a_connection_the_module_may_refuse() {
+    let host = TestHost::start();
+    let (owner_id, owner) = host.client();
+    owner.publish(DB, conformance_wasm(), false).unwrap();
+    let owner_id = owner_id.identity.to_lowercase();
+    let (stranger_id, stranger) = host.client();
+    let stranger_id = stranger_id.identity.to_lowercase();
+
+    owner.sql(DB, "SELECT * FROM note").unwrap();
+    stranger.call(DB, "add_note", &json!(["hello"])).unwrap();
+    let err = stranger.sql(DB, "SELECT * FROM no_such_table").unwrap_err();
+    assert!(err.to_string().contains("400"), "{err}");
+    let mut socket =
+        RawClient::connect(host.url(), DB, stranger.token(), Some(BIN_PROTOCOL)).unwrap();
+    assert!(matches!(
+        socket.recv(),
+        Ok(ServerMessage::InitialConnection(_))
+    ));
+    socket.socket.close(None).unwrap();
+    while socket.socket.read().is_ok() {}
+    wait_for_clients(&owner, 0);
+
+    let both = |id: &str| vec![(id.to_string(), true), (id.to_string(), false)];
+    let open = |id: &str| vec![(id.to_string(), true)];
+    let mut expected = vec![
+        both(&owner_id),
+        both(&stranger_id),
+        both(&stranger_id),
+        both(&stranger_id),
+    ];
+    // Every `wait_for_clients` poll was a SQL request of the owner's.
+    let seen = visits(&owner);
+    let polls = seen.len() - expected.len() - 1;
+    expected.extend(std::iter::repeat_n(both(&owner_id), polls));
+    expected.push(open(&owner_id));
+    assert_eq!(seen, expected);
+
+    // Refused: by SQL, by a call and on the WebSocket; nothing runs, nothing is left behind.
+    let target = json!([[format!("0x{stranger_id}")], true]);
+    owner.call(DB, "set_refused", &target).unwrap();
+    let refused = |e: ServerError| {
+        let text = e.to_string();
+        assert!(
+            text.contains("403") && text.contains("this identity is refused"),
+            "{text}"
+        );
+    };
+    refused(stranger.sql(DB, "SELECT * FROM note").unwrap_err());
+    refused(
+        stranger
+            .call(DB, "add_note", &json!(["refused"]))
+            .unwrap_err(),
+    );
+    let mut socket =
+        RawClient::connect(host.url(), DB, stranger.token(), Some(BIN_PROTOCOL)).unwrap();
+    assert_eq!(socket.recv().unwrap_err(), Some(CloseCode::Policy));
+    let before = visits(&owner).len();
+    assert_eq!(connected_clients(&owner), 0);
+    assert_eq!(
+        visits(&owner).len(),
+        before + 2,
+        "only the owner's two SQL requests"
+    );
+    let texts = owner.sql(DB, "SELECT text FROM note").unwrap()[0]
+        .rows
+        .clone();
+    assert_eq!(texts, vec![json!(["hello"])]);
+
+    // Accepted again.
+    owner
+        .call(
+            DB,
+            "set_refused",
+            &json!([[format!("0x{stranger_id}")], false]),
+        )
+        .unwrap();
+    stranger.sql(DB, "SELECT * FROM note").unwrap();
 }
 
 /// What a web page's SDK does (TypeScript, or the Rust SDK built for a browser): its HTTP calls

@@ -139,35 +139,55 @@ pub(super) async fn call(
     let module = app.control.module(&db).await?;
     let args = FunctionArgs::Json(body);
     let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
-    // A task of its own, so that a client that hangs up (a timeout while the call waits for a
-    // module instance) cancels nothing half-way: the call runs to its end and its connection is
-    // always disconnected, never left behind in `st_client`.
-    tokio::spawn(call_as_new_connection(
+    let identity = caller.identity;
+    as_new_connection(
         module,
-        caller.identity,
+        identity,
         connection_auth,
-        function,
-        args,
-    ))
+        move |module, connection_id| call_function(module, identity, connection_id, function, args),
+    )
+    .await
+}
+
+/// Runs `work` as a fresh connection of `identity`, as the official server runs every HTTP call
+/// and SQL request: `client_connected` first (a module that refuses the caller ends the request
+/// with its error), then `work`, then `client_disconnected` whatever `work` returned. In a task
+/// of its own, so that a client that hangs up (a timeout while a call waits for a module
+/// instance) cancels nothing half-way and the connection never stays behind in `st_client`.
+async fn as_new_connection<F, Fut>(
+    module: ModuleHost,
+    identity: Identity,
+    connection_auth: ConnectionAuthCtx,
+    work: F,
+) -> Result<Response>
+where
+    F: FnOnce(ModuleHost, ConnectionId) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Response>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let connection_id = ConnectionId::from_le_byte_array(rand::random());
+        module
+            .call_identity_connected(connection_auth, connection_id)
+            .await?;
+        let result = work(module.clone(), connection_id).await;
+        module
+            .call_identity_disconnected(identity, connection_id)
+            .await
+            .map_err(|e| HttpError::internal(anyhow::anyhow!(e)))?;
+        result
+    })
     .await
     .map_err(HttpError::internal)?
 }
 
-/// Calls `function` as a fresh connection of `identity`: connect, call (a reducer, else a
-/// procedure of that name), disconnect.
-async fn call_as_new_connection(
+/// Calls `function` on connection `connection_id`: a reducer, else a procedure of that name.
+async fn call_function(
     module: ModuleHost,
     identity: Identity,
-    connection_auth: ConnectionAuthCtx,
+    connection_id: ConnectionId,
     function: String,
     args: FunctionArgs,
 ) -> Result<Response> {
-    // HTTP callers get a fresh connection id and the connect/disconnect bookkeeping around the call.
-    let connection_id = ConnectionId::from_le_byte_array(rand::random());
-    module
-        .call_identity_connected(connection_auth, connection_id)
-        .await?;
-
     // The official route tries a reducer first and falls back to a procedure, so the engine
     // logs every procedure call as an "attempt to call nonexistent reducer" error; a name the
     // module defines as a procedure goes straight to the fallback instead.
@@ -191,7 +211,7 @@ async fn call_as_new_connection(
             )
             .await
     };
-    let result = match reducer {
+    match reducer {
         Ok(call) => {
             // Answer a committed write only once it is durable (clients resume from what was
             // acknowledged).
@@ -229,13 +249,7 @@ async fn call_as_new_connection(
                 Ok(response)
             }),
         Err(e) => Err(e.into()),
-    };
-
-    module
-        .call_identity_disconnected(identity, connection_id)
-        .await
-        .map_err(|e| HttpError::internal(anyhow::anyhow!(e)))?;
-    result
+    }
 }
 
 /// Waits until the transaction whose offset `offset` gives is durable (at once on an in-memory
@@ -280,7 +294,8 @@ pub(super) struct SqlQuery {
 /// `POST /v1/database/:name_or_identity/sql[?confirmed=BOOL]` (body: SQL text) → one result
 /// per statement. As on the official server, the answer waits until the statement's
 /// transaction is durable unless `confirmed=false`: a write it acknowledges survives a crash,
-/// and rows it returns were read from a durable state.
+/// and rows it returns were read from a durable state. Like a call, the request is a connection
+/// of its own: the module's `client_connected` may refuse it, and `client_disconnected` runs after.
 pub(super) async fn sql(
     State(app): AppState,
     Extension(caller): Extension<Caller>,
@@ -291,9 +306,26 @@ pub(super) async fn sql(
     let target = Target::parse(&name_or_identity)?;
     let db = app.control.resolve(&target)?;
     let module = app.control.module(&db).await?;
+    let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
     // The owner may write and read private tables; anyone else reads public tables only.
     let auth = AuthCtx::new(db.owner_identity, caller.identity);
+    as_new_connection(
+        module,
+        caller.identity,
+        connection_auth,
+        move |module, _| run_sql(module, auth, body, confirmed.unwrap_or(true)),
+    )
+    .await
+}
 
+/// Runs the statements of `body` as `auth`; when `confirmed`, answers once their transaction is
+/// durable.
+async fn run_sql(
+    module: ModuleHost,
+    auth: AuthCtx,
+    body: String,
+    confirmed: bool,
+) -> Result<Response> {
     let start = Instant::now();
     let mut head = Vec::new();
     let result = execute::run(
@@ -310,7 +342,7 @@ pub(super) async fn sql(
         HttpError::text(StatusCode::BAD_REQUEST, e.to_string())
     })?;
     let total_duration = start.elapsed();
-    if confirmed.unwrap_or(true) {
+    if confirmed {
         until_durable(&module, result.tx_offset).await?;
     }
     let schema = head

@@ -1,10 +1,12 @@
 //! Exercises what graph-host must pass through unchanged from the engine: reducer commit and
-//! rollback, procedure transactions that commit or roll back, panics, typed return values, and
-//! a procedure that holds its instance for a while.
+//! rollback, procedure transactions that commit or roll back, panics, typed return values, a
+//! procedure that holds its instance for a while, and the connection lifecycle (every HTTP
+//! request, SQL statement and WebSocket is a connection, which `client_connected` may refuse).
 //! Used by the testkit's HTTP and WebSocket tests (`testkit/tests/`).
 
 use spacetimedb::{
-    ProcedureContext, ReducerContext, SpacetimeType, Table, procedure, reducer, table,
+    ConnectionId, Identity, ProcedureContext, ReducerContext, SpacetimeType, Table, procedure,
+    reducer, table,
 };
 
 #[table(accessor = note, public)]
@@ -19,6 +21,56 @@ pub struct Note {
 #[table(accessor = secret)]
 pub struct Secret {
     pub text: String,
+}
+
+/// Each connection's arrival (`connected`) and departure, as the lifecycle reducers saw them.
+#[table(accessor = visit, public)]
+pub struct Visit {
+    #[primary_key]
+    #[auto_inc]
+    pub id: u64,
+    pub connection_id: ConnectionId,
+    pub identity: Identity,
+    pub connected: bool,
+}
+
+/// Identities that `client_connected` turns away, as a module's ban list would.
+#[table(accessor = refused)]
+pub struct Refused {
+    #[primary_key]
+    pub identity: Identity,
+}
+
+#[reducer(client_connected)]
+pub fn connected(ctx: &ReducerContext) -> Result<(), String> {
+    if ctx.db.refused().identity().find(ctx.sender()).is_some() {
+        return Err("this identity is refused".into());
+    }
+    record_visit(ctx, true);
+    Ok(())
+}
+
+#[reducer(client_disconnected)]
+pub fn disconnected(ctx: &ReducerContext) {
+    record_visit(ctx, false);
+}
+
+fn record_visit(ctx: &ReducerContext, connected: bool) {
+    ctx.db.visit().insert(Visit {
+        id: 0,
+        connection_id: ctx.connection_id().unwrap_or(ConnectionId::ZERO),
+        identity: ctx.sender(),
+        connected,
+    });
+}
+
+/// Makes `client_connected` refuse `identity` (or accept it again).
+#[reducer]
+pub fn set_refused(ctx: &ReducerContext, identity: Identity, refused: bool) {
+    ctx.db.refused().identity().delete(identity);
+    if refused {
+        ctx.db.refused().insert(Refused { identity });
+    }
 }
 
 #[reducer]

@@ -18,7 +18,11 @@ pub mod note_type;
 pub mod panic_procedure_procedure;
 pub mod panic_reducer_reducer;
 pub mod pause_procedure;
+pub mod refused_type;
 pub mod secret_type;
+pub mod set_refused_reducer;
+pub mod visit_table;
+pub mod visit_type;
 
 pub use add_note_reducer::add_note;
 pub use add_note_then_fail_reducer::add_note_then_fail;
@@ -32,15 +36,27 @@ pub use note_type::Note;
 pub use panic_procedure_procedure::panic_procedure;
 pub use panic_reducer_reducer::panic_reducer;
 pub use pause_procedure::pause;
+pub use refused_type::Refused;
 pub use secret_type::Secret;
+pub use set_refused_reducer::set_refused;
+pub use visit_table::*;
+pub use visit_type::Visit;
 
 /// A call of one of the module's reducers, with its arguments: the SDK reports it in
 /// [`__sdk::ReducerEvent`]s.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Reducer {
-    AddNote { text: String },
-    AddNoteThenFail { text: String },
+    AddNote {
+        text: String,
+    },
+    AddNoteThenFail {
+        text: String,
+    },
     PanicReducer,
+    SetRefused {
+        identity: __sdk::Identity,
+        refused: bool,
+    },
 }
 
 impl __sdk::InModule for Reducer {
@@ -53,6 +69,7 @@ impl __sdk::Reducer for Reducer {
             Reducer::AddNote { .. } => "add_note",
             Reducer::AddNoteThenFail { .. } => "add_note_then_fail",
             Reducer::PanicReducer => "panic_reducer",
+            Reducer::SetRefused { .. } => "set_refused",
         }
     }
 
@@ -70,6 +87,12 @@ impl __sdk::Reducer for Reducer {
             Reducer::PanicReducer => {
                 __sats::bsatn::to_vec(&panic_reducer_reducer::PanicReducerArgs {})
             }
+            Reducer::SetRefused { identity, refused } => {
+                __sats::bsatn::to_vec(&set_refused_reducer::SetRefusedArgs {
+                    identity: identity.clone(),
+                    refused: refused.clone(),
+                })
+            }
         }
     }
 }
@@ -79,6 +102,7 @@ impl __sdk::Reducer for Reducer {
 #[doc(hidden)]
 pub struct DbUpdate {
     note: __sdk::TableUpdate<Note>,
+    visit: __sdk::TableUpdate<Visit>,
 }
 
 impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
@@ -90,6 +114,9 @@ impl TryFrom<__ws::v2::TransactionUpdate> for DbUpdate {
                 "note" => db_update
                     .note
                     .append(note_table::parse_table_update(table_update)?),
+                "visit" => db_update
+                    .visit
+                    .append(visit_table::parse_table_update(table_update)?),
                 unknown => {
                     return Err(__sdk::InternalError::unknown_name(
                         "table",
@@ -117,6 +144,9 @@ impl __sdk::DbUpdate for DbUpdate {
         diff.note = cache
             .apply_diff_to_table::<Note>("note", &self.note)
             .with_updates_by_pk(|row| &row.id);
+        diff.visit = cache
+            .apply_diff_to_table::<Visit>("visit", &self.visit)
+            .with_updates_by_pk(|row| &row.id);
         diff
     }
 
@@ -127,6 +157,9 @@ impl __sdk::DbUpdate for DbUpdate {
             match &table_rows.table[..] {
                 "note" => db_update
                     .note
+                    .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
+                "visit" => db_update
+                    .visit
                     .append(__sdk::parse_row_list_as_inserts(table_rows.rows)?),
                 unknown => {
                     return Err(
@@ -146,6 +179,9 @@ impl __sdk::DbUpdate for DbUpdate {
                 "note" => db_update
                     .note
                     .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
+                "visit" => db_update
+                    .visit
+                    .append(__sdk::parse_row_list_as_deletes(table_rows.rows)?),
                 unknown => {
                     return Err(
                         __sdk::InternalError::unknown_name("table", unknown, "QueryRows").into(),
@@ -162,6 +198,7 @@ impl __sdk::DbUpdate for DbUpdate {
 #[doc(hidden)]
 pub struct AppliedDiff<'r> {
     note: __sdk::TableAppliedDiff<'r, Note>,
+    visit: __sdk::TableAppliedDiff<'r, Visit>,
     // Uses `'r` even when the module has no tables.
     __unused: std::marker::PhantomData<&'r ()>,
 }
@@ -177,6 +214,7 @@ impl<'r> __sdk::AppliedDiff<'r> for AppliedDiff<'r> {
         callbacks: &mut __sdk::DbCallbacks<RemoteModule>,
     ) {
         callbacks.invoke_table_row_callbacks::<Note>("note", &self.note, event);
+        callbacks.invoke_table_row_callbacks::<Visit>("visit", &self.visit, event);
     }
 }
 
@@ -773,7 +811,8 @@ impl __sdk::SpacetimeModule for RemoteModule {
 
     fn register_tables(client_cache: &mut __sdk::ClientCache<Self>) {
         note_table::register_table(client_cache);
+        visit_table::register_table(client_cache);
     }
 
-    const ALL_TABLE_NAMES: &'static [&'static str] = &["note"];
+    const ALL_TABLE_NAMES: &'static [&'static str] = &["note", "visit"];
 }
