@@ -40,7 +40,7 @@ pub enum ServerError {
 }
 
 /// Whether a 404's `message` says that `database` does not exist (rather than, say, a function
-/// in it): graph-host says "database name `x` not found", the official server "`x` not found"
+/// in it): graph-host and the official server say "`x` not found", graph-host before 2026-11-27 "database name `x` not found"
 /// for a name and "No such database." for an identity.
 fn names_unknown_database(message: &str, database: &str) -> bool {
     message.to_ascii_lowercase().contains("database")

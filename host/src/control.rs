@@ -34,7 +34,7 @@ pub enum ControlError {
     /// A path segment that is neither a database identity nor a valid name.
     #[error("Invalid URL: {0}")]
     InvalidName(String),
-    #[error("database name `{0}` not found")]
+    #[error("`{0}` not found")]
     UnknownName(DatabaseName),
     #[error("No such database.")]
     UnknownIdentity,

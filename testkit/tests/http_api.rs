@@ -280,8 +280,37 @@ fn names_resolve_to_identities_and_the_public_key_is_served() {
         (200, expected)
     );
     let (status, body) = get("/v1/database/no-such-db/identity");
-    assert_eq!(status, 404, "{body}");
-    assert!(body.contains("`no-such-db` not found"), "{body}");
+    assert_eq!((status, body.as_str()), (404, "`no-such-db` not found"));
+    // As on the official server, an unknown database is a 404 before the request is checked.
+    let call = |database: &str, content_type: &str| {
+        let resp = http
+            .post(format!(
+                "{}/v1/database/{database}/call/add_note",
+                host.url()
+            ))
+            .bearer_auth(owner.token().unwrap())
+            .header("content-type", content_type)
+            .body(r#"["energy"]"#)
+            .send()
+            .unwrap();
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_owned())
+        };
+        let headers = (
+            header("spacetime-energy-used"),
+            header("spacetime-execution-duration-micros"),
+        );
+        (resp.status().as_u16(), headers)
+    };
+    assert_eq!(call("no-such-db", "text/plain").0, 404);
+    assert_eq!(call("conf", "text/plain").0, 415);
+    // A reducer call's answer says how much energy it used and how long it ran.
+    let (status, (energy, micros)) = call("conf", "application/json");
+    assert_eq!(status, 200);
+    assert!(energy.unwrap().parse::<u64>().unwrap() > 0);
+    assert!(micros.unwrap().parse::<u64>().is_ok());
     let (status, pem) = get("/v1/identity/public-key");
     assert_eq!(status, 200);
     assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");

@@ -1,16 +1,18 @@
 //! The database routes: publish, delete, call (reducers and procedures), SQL, logs and schema.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use spacetimedb::auth::identity::ConnectionAuthCtx;
-use spacetimedb::host::{FunctionArgs, ModuleHost, ReducerCallError, ReducerOutcome};
+use spacetimedb::host::{
+    FunctionArgs, ModuleHost, ReducerCallError, ReducerCallResult, ReducerOutcome,
+};
 use spacetimedb::sql::execute;
 use spacetimedb_client_api_messages::http::{SqlStmtResult, SqlStmtStats};
 use spacetimedb_lib::identity::AuthCtx;
@@ -112,8 +114,10 @@ pub(super) async fn call(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response> {
-    // Same checks in the same order as the official handler's extractors.
+    // Same checks in the same order as the official route: the database (its middleware), then
+    // the handler's extractors.
     let target = Target::parse(&name_or_identity)?;
+    let db = app.control.resolve(&target)?;
     let Some(content_type) = headers.get(header::CONTENT_TYPE) else {
         return Err(HttpError::text(
             StatusCode::BAD_REQUEST,
@@ -135,7 +139,6 @@ pub(super) async fn call(
             "Expected request with `Content-Type: application/json`",
         ));
     }
-    let db = app.control.resolve(&target)?;
     let module = app.control.module(&db).await?;
     let args = FunctionArgs::Json(body);
     let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
@@ -218,10 +221,7 @@ async fn call_function(
             if matches!(call.result.outcome, ReducerOutcome::Committed) {
                 until_durable(&module, call.tx_offset).await?;
             }
-            Ok(reducer_response(
-                call.result.outcome,
-                call.result.execution_duration,
-            ))
+            Ok(reducer_response(call.result))
         }
         // Not a reducer: try a procedure of that name.
         Err(ReducerCallError::NoSuchReducer | ReducerCallError::ScheduleReducerNotFound) => module
@@ -271,9 +271,10 @@ async fn until_durable<E>(
     Ok(())
 }
 
-/// Reducer outcome → response: 200 empty, 530 with the error text, or 402 out of budget.
-fn reducer_response(outcome: ReducerOutcome, duration: Duration) -> Response {
-    let (status, body): (StatusCode, String) = match outcome {
+/// Reducer outcome → response: 200 empty, 530 with the error text, or 402 out of budget; with
+/// the energy the call used and its duration in headers, as on the official route.
+fn reducer_response(call: ReducerCallResult) -> Response {
+    let (status, body): (StatusCode, String) = match call.outcome {
         ReducerOutcome::Committed => (StatusCode::OK, String::new()),
         ReducerOutcome::Failed(message) => {
             (StatusCode::from_u16(530).unwrap(), message.to_string())
@@ -283,7 +284,16 @@ fn reducer_response(outcome: ReducerOutcome, duration: Duration) -> Response {
             "Module energy budget exhausted.".into(),
         ),
     };
-    (status, [duration_header(duration)], body).into_response()
+    let energy = (
+        HeaderName::from_static("spacetime-energy-used"),
+        HeaderValue::from(call.execution_budget_used.get()),
+    );
+    (
+        status,
+        [energy, duration_header(call.execution_duration)],
+        body,
+    )
+        .into_response()
 }
 
 #[derive(Deserialize)]
