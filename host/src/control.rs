@@ -18,13 +18,15 @@ use tokio::sync::watch;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
-use spacetimedb::host::{DiskStorage, HostController, ModuleHost, UpdateDatabaseResult};
+use spacetimedb::host::{
+    DiskStorage, HostController, MigratePlanResult, ModuleHost, UpdateDatabaseResult,
+};
 use spacetimedb::messages::control_db::{Database, HostType};
 use spacetimedb_client_api_messages::name::{DatabaseName, PublishOp, PublishResult};
 use spacetimedb_datastore::traits::Program;
 use spacetimedb_lib::{Hash, Identity};
 use spacetimedb_paths::server::ServerDataDir;
-use spacetimedb_schema::auto_migrate::MigrationPolicy;
+use spacetimedb_schema::auto_migrate::{MigrationPolicy, PrettyPrintStyle};
 
 use crate::auth::random_identity;
 
@@ -274,13 +276,16 @@ impl Control {
             .map_err(|e| ControlError::Engine(e.context("failed to get or launch module host")))
     }
 
-    /// `POST /v1/database` (`target == None`) and `PUT /v1/database/:name_or_identity`.
+    /// `POST /v1/database` (`target == None`) and `PUT /v1/database/:name_or_identity`. An
+    /// update is migrated under `policy`: `Compatible` refuses a change that breaks clients,
+    /// `BreakClients` takes the token [`Control::migrate_plan`] gave for this very change.
     pub async fn publish(
         &self,
         publisher: Identity,
         target: Option<Target>,
         program_bytes: Box<[u8]>,
         clear: bool,
+        policy: MigrationPolicy,
     ) -> Result<PublishResult> {
         let _exclusive = self.fence.write().await;
         if clear && target.is_none() {
@@ -304,7 +309,7 @@ impl Control {
             self.reset(existing.clone(), program_bytes).await?;
         } else {
             authorize(publisher, &existing, "update database")?;
-            self.update(&existing, program_bytes).await?;
+            self.update(&existing, program_bytes, policy).await?;
         }
         Ok(success(existing.database_identity, PublishOp::Updated))
     }
@@ -366,8 +371,41 @@ impl Control {
         Ok(database_identity)
     }
 
-    /// Hot-swaps the module of a running database, migrating its schema if compatible.
-    async fn update(&self, db: &DbRecord, program_bytes: Box<[u8]>) -> Result<()> {
+    /// What publishing `program_bytes` over `target` would do (`POST .../pre_publish`, which the
+    /// official CLI asks before every update; the database's owner only): the migration plan,
+    /// printed in `style`, whether it breaks clients, and the token that lets `publish` make a
+    /// change that does; or why it cannot be migrated automatically.
+    pub async fn migrate_plan(
+        &self,
+        caller: Identity,
+        target: &Target,
+        program_bytes: Box<[u8]>,
+        style: PrettyPrintStyle,
+    ) -> Result<MigratePlanResult> {
+        let db = self.resolve(target)?;
+        authorize(caller, &db, "update database")?;
+        self.module(&db).await?; // The plan is made against the running module.
+        self.hc
+            .migrate_plan(
+                db.database(),
+                HostType::Wasm,
+                db.replica_id,
+                program_bytes,
+                style,
+            )
+            .await
+            .map_err(ControlError::InvalidModule)
+    }
+
+    /// Hot-swaps the module of a running database, migrating its schema as `policy` allows, and
+    /// returns once the update is durable (as the official route does): a publish acknowledged
+    /// is the module a restart runs.
+    async fn update(
+        &self,
+        db: &DbRecord,
+        program_bytes: Box<[u8]>,
+        policy: MigrationPolicy,
+    ) -> Result<()> {
         let result = self
             .hc
             .update_module_host(
@@ -375,8 +413,7 @@ impl Control {
                 HostType::Wasm,
                 db.replica_id,
                 program_bytes.clone(),
-                // The official default when no `?policy=` is given.
-                MigrationPolicy::Compatible,
+                policy,
                 Default::default(),
             )
             .await;
@@ -401,7 +438,24 @@ impl Control {
             UpdateDatabaseResult::ErrorExecutingMigration(e) => {
                 Err(ControlError::MigrationFailed(format!("{e:#}")))
             }
-            _ => Ok(()),
+            UpdateDatabaseResult::NoUpdateNeeded => Ok(()),
+            UpdateDatabaseResult::UpdatePerformed {
+                tx_offset,
+                durable_offset,
+            }
+            | UpdateDatabaseResult::UpdatePerformedWithClientDisconnect {
+                tx_offset,
+                durable_offset,
+            } => {
+                let offset = tx_offset.await.map_err(ControlError::engine)?;
+                if let Some(mut durable) = durable_offset {
+                    durable
+                        .wait_for(offset)
+                        .await
+                        .map_err(ControlError::engine)?;
+                }
+                Ok(())
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 //! binary does not link the whole engine again.)
 
 use graph_client::server::{Server, ServerError};
-use graph_testkit::{TestHost, conformance_wasm, json};
+use graph_testkit::{TestHost, conformance_wasm, json, module_wasm};
 use serde_json::Value;
 
 fn status(result: Result<impl std::fmt::Debug, ServerError>) -> u16 {
@@ -361,4 +361,103 @@ fn sql_and_procedure_writes_are_acknowledged_once_durable() {
     assert_eq!(sql("?confirmed=false"), 200);
     assert_eq!(sql("?confirmed=true"), 200);
     assert_eq!(sql("?confirmed=maybe"), 400);
+}
+
+/// What the official CLI's `spacetime publish` does to update a database: it asks
+/// `pre_publish` for the migration plan (the owner only), and a plan that breaks clients is
+/// published with `?policy=BreakClients&token=` the token of that plan. Without the token, or
+/// with another, the running module stays.
+#[test]
+fn updates_that_break_clients_need_the_pre_publish_token() {
+    let mut host = TestHost::start();
+    let (_, owner) = host.client();
+    let (_, stranger) = host.client();
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    let http = reqwest::blocking::Client::new();
+    let send = |server: &graph_client::server::Server, method, path: &str, wasm: Vec<u8>| {
+        let resp = http
+            .request(method, format!("{}/v1/database/{path}", host.url()))
+            .bearer_auth(server.token().unwrap())
+            .body(wasm)
+            .send()
+            .unwrap();
+        (resp.status().as_u16(), resp.text().unwrap())
+    };
+    let pre_publish = |server, database: &str, wasm| {
+        let path = format!("{database}/pre_publish?style=NoColor");
+        send(server, reqwest::Method::POST, &path, wasm)
+    };
+    // The running module's tables (the schema route runs no connection, so no lifecycle
+    // reducer writes rows that the migration would have to drop).
+    let tables = || -> Vec<String> {
+        let url = format!("{}/v1/database/conf/schema?version=9", host.url());
+        let schema: Value = http.get(url).send().unwrap().json().unwrap();
+        let tables = schema["tables"].as_array().unwrap();
+        tables
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let put = |query: &str| {
+        send(
+            &owner,
+            reqwest::Method::PUT,
+            &format!("conf{query}"),
+            module_wasm(),
+        )
+    };
+
+    // The same module again: nothing breaks.
+    let (status, body) = pre_publish(&owner, "conf", conformance_wasm());
+    assert_eq!(status, 200, "{body}");
+    let same: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(same["AutoMigrate"]["break_clients"], false, "{same}");
+
+    // The graph module over it removes the conformance tables: a breaking change.
+    let (status, body) = pre_publish(&owner, "conf", module_wasm());
+    assert_eq!(status, 200, "{body}");
+    let plan: Value = serde_json::from_str(&body).unwrap();
+    let auto = &plan["AutoMigrate"];
+    assert_eq!(auto["break_clients"], true, "{plan}");
+    let printed = auto["migrate_plan"].as_str().unwrap();
+    assert!(
+        printed.contains("Removed table: note") && printed.contains("edge"),
+        "{printed}"
+    );
+    let token = auto["token"].as_str().unwrap().to_owned();
+    assert_ne!(token, same["AutoMigrate"]["token"].as_str().unwrap());
+
+    assert_eq!(pre_publish(&stranger, "conf", module_wasm()).0, 403);
+    assert_eq!(pre_publish(&owner, "no-such-db", module_wasm()).0, 404);
+    assert_eq!(pre_publish(&owner, "conf", b"not wasm".to_vec()).0, 400);
+
+    // Refused without the policy, without the token and with the wrong one; the module stays.
+    for query in [
+        "",
+        "?policy=BreakClients",
+        &format!(
+            "?policy=BreakClients&token={}",
+            same["AutoMigrate"]["token"].as_str().unwrap()
+        ),
+    ] {
+        let (status, body) = put(query);
+        assert_eq!(status, 400, "{query}: {body}");
+        assert!(tables().contains(&"note".to_string()), "{query}");
+    }
+    let (status, body) = put(&format!("?policy=BreakClients&token={token}"));
+    assert_eq!(status, 200, "{body}");
+    assert!(tables().contains(&"edge".to_string()));
+    owner.call("conf", "graph_info", &json!([])).unwrap(); // The graph module answers.
+
+    // The update was acknowledged once durable: a crash right after it keeps the new module.
+    let (status, body) = pre_publish(&owner, "conf", conformance_wasm());
+    assert_eq!(status, 200, "{body}");
+    let back: Value = serde_json::from_str(&body).unwrap();
+    let token = back["AutoMigrate"]["token"].as_str().unwrap().to_owned();
+    let query = format!("conf?policy=BreakClients&token={token}");
+    let (status, body) = send(&owner, reqwest::Method::PUT, &query, conformance_wasm());
+    assert_eq!(status, 200, "{body}");
+    host.crash();
+    host.relaunch();
+    assert_eq!(notes(&owner), Vec::<Value>::new());
 }

@@ -10,14 +10,24 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use spacetimedb::auth::identity::ConnectionAuthCtx;
+use spacetimedb::host::MigratePlanResult;
 use spacetimedb::host::{
     FunctionArgs, ModuleHost, ReducerCallError, ReducerCallResult, ReducerOutcome,
 };
 use spacetimedb::sql::execute;
 use spacetimedb_client_api_messages::http::{SqlStmtResult, SqlStmtStats};
+use spacetimedb_client_api_messages::name::{
+    MigrationPolicy, PrePublishAutoMigrateResult, PrePublishManualMigrateResult, PrePublishResult,
+    PrettyPrintStyle,
+};
+use spacetimedb_lib::Hash;
 use spacetimedb_lib::identity::AuthCtx;
 use spacetimedb_lib::sats::ser::serde::SerializeWrapper;
 use spacetimedb_lib::{ConnectionId, Identity, ProductTypeElement};
+use spacetimedb_schema::auto_migrate::{
+    MigrationPolicy as SchemaMigrationPolicy, MigrationToken,
+    PrettyPrintStyle as AutoMigratePrettyPrintStyle,
+};
 
 use super::{App, HttpError, Result, duration_header, json_response, to_json};
 use crate::auth::Caller;
@@ -45,6 +55,10 @@ pub(super) struct PublishQuery {
     #[serde(default)]
     clear: bool,
     host_type: Option<String>,
+    /// `BreakClients` lets an update break clients, given the `token` that `pre_publish` gave.
+    #[serde(default)]
+    policy: MigrationPolicy,
+    token: Option<Hash>,
 }
 
 /// `POST /v1/database`: a new database with a generated identity and no name.
@@ -76,24 +90,100 @@ async fn publish(
     query: PublishQuery,
     body: Bytes,
 ) -> Result<Response> {
-    // This build has no JavaScript runtime (V8 is replaced by abort() stubs), so anything that
-    // is not a Wasm binary is refused here, before the engine could hand it to V8.
-    let js_requested = query
-        .host_type
-        .as_deref()
-        .is_some_and(|t| !t.eq_ignore_ascii_case("wasm"));
-    if js_requested || !body.starts_with(b"\0asm") {
+    wasm_only(query.host_type.as_deref(), &body)?;
+    let policy = match (query.policy, query.token) {
+        (MigrationPolicy::Compatible, _) => SchemaMigrationPolicy::Compatible,
+        (MigrationPolicy::BreakClients, Some(token)) => SchemaMigrationPolicy::BreakClients(token),
+        (MigrationPolicy::BreakClients, None) => {
+            return Err(HttpError::text(
+                StatusCode::BAD_REQUEST,
+                "Migration policy is set to `BreakClients`, but no migration token was provided.",
+            ));
+        }
+    };
+    let result = app
+        .control
+        .publish(
+            caller.identity,
+            target,
+            body.to_vec().into(),
+            query.clear,
+            policy,
+        )
+        .await?;
+    to_json(&result)
+}
+
+/// Refuses a program that is not a Wasm binary, or a host type other than Wasm: this build has
+/// no JavaScript runtime (V8 is replaced by abort() stubs), so it is refused here, before the
+/// engine could hand it to V8.
+fn wasm_only(host_type: Option<&str>, program: &[u8]) -> Result<()> {
+    let js_requested = host_type.is_some_and(|t| !t.eq_ignore_ascii_case("wasm"));
+    if js_requested || !program.starts_with(b"\0asm") {
         return Err(HttpError::text(
             StatusCode::BAD_REQUEST,
             "graph-host runs WebAssembly modules only: the program is not a Wasm binary \
              (JavaScript modules are not supported by this build)",
         ));
     }
-    let result = app
+    Ok(())
+}
+
+#[derive(Deserialize)]
+pub(super) struct PrePublishQuery {
+    #[serde(default)]
+    style: PrettyPrintStyle,
+    host_type: Option<String>,
+}
+
+/// `POST /v1/database/:name_or_identity/pre_publish` (body: the new program; the owner only):
+/// what publishing it would do, which the official CLI shows before an update. A plan that
+/// breaks clients comes with the token that `PUT ...?policy=BreakClients&token=` needs.
+pub(super) async fn pre_publish(
+    State(app): AppState,
+    Extension(caller): Extension<Caller>,
+    Path(name_or_identity): Path<String>,
+    Query(query): Query<PrePublishQuery>,
+    body: Bytes,
+) -> Result<Response> {
+    let target = Target::parse(&name_or_identity)?;
+    app.control.resolve(&target)?; // An unknown database is a 404 first, as officially.
+    wasm_only(query.host_type.as_deref(), &body)?;
+    let style = match query.style {
+        PrettyPrintStyle::AnsiColor => AutoMigratePrettyPrintStyle::AnsiColor,
+        PrettyPrintStyle::NoColor => AutoMigratePrettyPrintStyle::NoColor,
+    };
+    let plan = app
         .control
-        .publish(caller.identity, target, body.to_vec().into(), query.clear)
+        .migrate_plan(caller.identity, &target, body.to_vec().into(), style)
         .await?;
-    to_json(&result)
+    let database_identity = app.control.resolve(&target)?.database_identity;
+    to_json(&match plan {
+        MigratePlanResult::Success {
+            old_module_hash,
+            new_module_hash,
+            plan,
+            breaks_client,
+            major_version_upgrade,
+        } => PrePublishResult::AutoMigrate(PrePublishAutoMigrateResult {
+            migrate_plan: plan,
+            break_clients: breaks_client,
+            token: MigrationToken {
+                database_identity,
+                old_module_hash,
+                new_module_hash,
+            }
+            .hash(),
+            major_version_upgrade,
+        }),
+        MigratePlanResult::AutoMigrationError {
+            error,
+            major_version_upgrade,
+        } => PrePublishResult::ManualMigrate(PrePublishManualMigrateResult {
+            reason: error.to_string(),
+            major_version_upgrade,
+        }),
+    })
 }
 
 /// `DELETE /v1/database/:name_or_identity` (owner only).

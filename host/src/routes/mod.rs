@@ -57,6 +57,10 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .route("/{name_or_identity}/call/{function}", post(database::call))
         .route("/{name_or_identity}/sql", post(database::sql))
+        .route(
+            "/{name_or_identity}/pre_publish",
+            post(database::pre_publish),
+        )
         .route("/{name_or_identity}/logs", get(database::logs))
         .route("/{name_or_identity}/schema", get(database::schema))
         .route("/{name_or_identity}/identity", get(database::identity))
