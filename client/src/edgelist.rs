@@ -370,6 +370,11 @@ pub enum LineError {
     )]
     TabSeparated,
     #[error(
+        "expected two vertex ids separated by spaces or tabs, found a comma: a file named \
+         otherwise than .csv (or .csv.gz) is read as SNAP text; name a CSV file .csv"
+    )]
+    CommaSeparated,
+    #[error(
         "too many fields: expected two vertex ids (and, in CSV, a label and a weight), found {0}"
     )]
     TooManyFields(usize),
@@ -394,6 +399,8 @@ pub enum LineError {
     },
     #[error("label `{0}`: labels are at most 64 bytes, without control characters")]
     BadLabel(String),
+    #[error("label `{0}` is not UTF-8 text (save the file as UTF-8)")]
+    LabelNotUtf8(String),
     #[error(
         "weight `{0}`: weights are finite, non-negative numbers within a 32-bit float's range \
          (at most 3.4e38)"
@@ -401,6 +408,11 @@ pub enum LineError {
     BadWeight(String),
     #[error("empty field where a vertex id was expected")]
     EmptyField,
+    #[error(
+        "field {0} has a value, but the header gives its column no name: name the column or \
+         leave its fields empty"
+    )]
+    ValueInUnnamedColumn(usize),
     #[error("`{0}` is not an unsigned integer")]
     NotAnInteger(String),
     #[error("`{0}` does not fit in a 64-bit vertex id")]
@@ -464,6 +476,27 @@ fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
     let gz_name = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let head = reader.buffer();
+    let other = [
+        (&b"\xFD7zXZ\x00"[..], "xz"),
+        (&b"\x28\xB5\x2F\xFD"[..], "zstd"),
+        (&b"BZh"[..], "bzip2"),
+    ]
+    .into_iter()
+    .find(|(magic, _)| head.starts_with(magic));
+    if let Some((_, compression)) = other {
+        return Err(EdgeListError::Read {
+            file: name,
+            line: 1,
+            error: io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the file is {compression}-compressed; only gzip is read (decompress it, or \
+                     compress it with gzip)"
+                ),
+            ),
+        });
+    }
     if gz_name && !starts_gzip {
         return Err(EdgeListError::Read {
             file: name,
@@ -599,7 +632,13 @@ fn for_each_edge<R: BufRead>(
                 line.split(u8::is_ascii_whitespace)
                     .filter(|f| !f.is_empty()),
                 false,
-            )?,
+            )
+            .map_err(|e| match e {
+                LineError::TooFewFields(1) | LineError::NotAnInteger(_) if line.contains(&b',') => {
+                    LineError::CommaSeparated
+                }
+                e => e,
+            })?,
             Format::Csv => match csv.fields(line, first)? {
                 Some(fields) => parse_fields(fields, true).map_err(|e| match e {
                     LineError::TooFewFields(1) if line.contains(&b'\t') => LineError::TabSeparated,
@@ -849,14 +888,14 @@ impl Columns {
         }
     }
 
-    /// A line's fields in role order (a role the line has no field for: empty), or by position;
-    /// `Err` with the line's field count if it has more fields than the header, or (`whole`)
-    /// fewer.
+    /// A line's fields in role order (a role the line has no field for: empty), or by position.
+    /// Refused: a line with more fields than the header, or (`kind.whole`) fewer, and a value
+    /// in a column the header leaves unnamed (it would be dropped unread).
     fn arrange<'a>(
         &self,
         fields: impl Iterator<Item = &'a [u8]> + 'a,
-        whole: bool,
-    ) -> Result<LineFields<'a>, usize> {
+        kind: &CsvKind,
+    ) -> Result<LineFields<'a>, LineError> {
         let (order, roles) = match self {
             Columns::Positional => return Ok(Box::new(fields)),
             Columns::Named(order, roles) => (order, *roles),
@@ -864,13 +903,17 @@ impl Columns {
         let mut by_role: Vec<&[u8]> = vec![b""; roles];
         let mut count = 0;
         for field in fields {
-            if let Some(&role) = order.get(count).filter(|&&role| role != UNNAMED) {
-                by_role[role] = field;
+            match order.get(count) {
+                Some(&UNNAMED) if !field.trim_ascii().is_empty() => {
+                    return Err(LineError::ValueInUnnamedColumn(count + 1));
+                }
+                Some(&UNNAMED) | None => {}
+                Some(&role) => by_role[role] = field,
             }
             count += 1;
         }
-        if count > order.len() || (whole && count < order.len()) {
-            return Err(count);
+        if count > order.len() || (kind.whole && count < order.len()) {
+            return Err((kind.miscount)(count));
         }
         Ok(Box::new(by_role.into_iter()))
     }
@@ -930,8 +973,9 @@ impl CsvRows {
             self.columns = Columns::from_header(&self.line, self.kind.roles, self.kind.expected)?;
             return Ok(None);
         }
-        let fields = self.columns.arrange(self.line.fields(), self.kind.whole);
-        fields.map(Some).map_err(self.kind.miscount)
+        self.columns
+            .arrange(self.line.fields(), self.kind)
+            .map(Some)
     }
 }
 
@@ -982,10 +1026,11 @@ fn parse_fields<'a>(
 
 /// A label name: at most 64 bytes of UTF-8, without control characters.
 fn parse_label(field: &[u8]) -> Result<&str, LineError> {
-    std::str::from_utf8(field)
-        .ok()
-        .filter(|l| l.len() <= 64 && !l.chars().any(char::is_control))
-        .ok_or_else(|| LineError::BadLabel(shown(field)))
+    let label = std::str::from_utf8(field).map_err(|_| LineError::LabelNotUtf8(shown(field)))?;
+    match label.len() <= 64 && !label.chars().any(char::is_control) {
+        true => Ok(label),
+        false => Err(LineError::BadLabel(shown(field))),
+    }
 }
 
 /// A vertex id; spaces around it, as in a quoted `" 42 "`, are no part of it.
@@ -1170,6 +1215,12 @@ mod tests {
         let (line, problem, _) = line_error("1 2 3\n", Format::Snap);
         assert_eq!((line, problem), (1, LineError::TooManyFields(3)));
 
+        // A CSV file under another name (such as an export renamed .txt) says so.
+        for text in ["src,dst,label,weight\n1,2,,1\n", "1,2\n", "1, 2\n"] {
+            let (line, problem, _) = line_error(text, Format::Snap);
+            assert_eq!((line, problem), (1, LineError::CommaSeparated), "{text:?}");
+        }
+
         let (line, problem, _) = line_error("1 -2\n", Format::Snap);
         assert_eq!((line, problem), (1, LineError::NotAnInteger("-2".into())));
 
@@ -1196,6 +1247,16 @@ mod tests {
         assert_eq!((line, problem), (1, LineError::BadLabel("a\\tb".into())));
         let (line, problem, _) = line_error(&format!("1,2,{}\n", "x".repeat(65)), Format::Csv);
         assert!(matches!(problem, LineError::BadLabel(_)) && line == 1);
+        // Latin-1 text is not taken for a label that is too long or has control characters.
+        match parse_edge_list(&b"1,2,a\n3,4,caf\xe9\n"[..], "t.csv", Format::Csv) {
+            Err(EdgeListError::Line { line, problem, .. }) => {
+                assert_eq!(
+                    (line, problem),
+                    (2, LineError::LabelNotUtf8("caf\u{fffd}".into()))
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -1339,6 +1400,14 @@ mod tests {
             [(1, 2, "a".into(), 1.0)],
             "a trailing comma"
         );
+        // A value under a column the header leaves unnamed would be dropped: refused.
+        for (text, field) in [
+            ("src,dst,label,\n1,2,road,5\n", 4),
+            ("src,,dst\n1,road,2\n", 2),
+        ] {
+            let (line, problem, _) = line_error(text, Format::Csv);
+            assert_eq!((line, problem), (2, LineError::ValueInUnnamedColumn(field)));
+        }
         assert_eq!(
             edges(":START_ID(User),:END_ID(User),:TYPE\n1,2,KNOWS\n"),
             [(1, 2, "KNOWS".into(), 1.0)],
@@ -1490,6 +1559,18 @@ mod tests {
         let err = read_edge_list(&flipped).unwrap_err();
         assert!(matches!(err, EdgeListError::Damaged { .. }), "{err:?}");
         assert!(err.to_string().contains("line 2: `x` is not"), "{err}");
+
+        // Other compressions are named, not read as text.
+        for (name, bytes) in [
+            ("e.txt.xz", &b"\xFD7zXZ\x00\x00\x04"[..]),
+            ("e.csv.zst", &b"\x28\xB5\x2F\xFD\x24"[..]),
+            ("e.bz2", &b"BZh91AY&SY"[..]),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let err = read_edge_list(&path).unwrap_err().to_string();
+            assert!(err.contains("-compressed; only gzip is read"), "{err}");
+        }
 
         let corrupt = dir.path().join("corrupt.txt.gz");
         std::fs::write(&corrupt, b"\x1f\x8bnot really gzip").unwrap();
