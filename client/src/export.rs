@@ -3,6 +3,7 @@
 //! `.gz`). Each file is written beside its destination and renamed into place once complete, so
 //! an export that fails leaves no partial file under the name asked for.
 
+use crate::edgelist::Format;
 use crate::graph::ExportPage;
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -29,13 +30,69 @@ enum Sink {
     Gz(GzEncoder<BufWriter<File>>),
 }
 
+/// Where an export writes `path`: the file a symbolic link points to (the link stays), checked
+/// to be a regular file or none yet. A pipe or a device is refused: the file is written beside
+/// its destination and renamed into place, which would replace it.
+fn destination(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_owned();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_symlink() => {
+                let target = std::fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            Ok(meta) if !meta.is_file() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{} is not a regular file: an export writes a file beside it and renames \
+                         it into place",
+                        path.display()
+                    ),
+                ));
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{}: too many levels of symbolic links", path.display()),
+    ))
+}
+
+/// `path` from the root, through its directory's real path (which exists; the file may not).
+fn absolute(path: &Path) -> PathBuf {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    match (
+        std::fs::canonicalize(dir.unwrap_or(Path::new("."))),
+        path.file_name(),
+    ) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_owned(),
+    }
+}
+
+/// Whether `path`'s name ends in `.gz`, in any case (as `graph load` reads it).
+fn gzipped(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
+/// `e` with `path` named in its message.
+fn naming(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
 impl Output {
     fn create(path: &Path, header: &str) -> io::Result<Self> {
         let mut partial = path.as_os_str().to_owned();
         partial.push(".partial");
         let partial = PathBuf::from(partial);
-        let file = BufWriter::new(File::create(&partial)?);
-        let out = match path.extension().is_some_and(|e| e == "gz") {
+        let file = BufWriter::new(File::create(&partial).map_err(|e| naming(&partial, e))?);
+        let out = match gzipped(path) {
             true => Sink::Gz(GzEncoder::new(file, Compression::fast())),
             false => Sink::Plain(file),
         };
@@ -55,14 +112,22 @@ impl Output {
         }
     }
 
-    /// Flushes the file to disk and renames it into place.
+    /// Flushes the file to disk and renames it into place (the partial file is removed if that
+    /// fails).
     fn finish(mut self) -> io::Result<()> {
-        let file = match self.out.take().expect("finished once") {
-            Sink::Plain(w) => w.into_inner().map_err(|e| e.into_error())?,
-            Sink::Gz(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?,
-        };
-        file.sync_all()?;
-        std::fs::rename(&self.partial, &self.path)
+        let out = self.out.take().expect("finished once");
+        let done = (|| {
+            let file = match out {
+                Sink::Plain(w) => w.into_inner().map_err(|e| e.into_error())?,
+                Sink::Gz(w) => w.finish()?.into_inner().map_err(|e| e.into_error())?,
+            };
+            file.sync_all()?;
+            std::fs::rename(&self.partial, &self.path)
+        })();
+        if done.is_err() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+        done.map_err(|e| naming(&self.path, e))
     }
 }
 
@@ -83,7 +148,42 @@ pub struct ExportFiles {
 }
 
 impl ExportFiles {
-    /// Creates (or truncates) the files, headers written.
+    /// Where an export of `edges` (and `vertices`) writes, checked before anything is read: an
+    /// edge file named so that `graph load` reads it as CSV (`.csv`, optionally `.gz`), two
+    /// different files, each a regular file or none yet (a symbolic link: the file it points
+    /// to).
+    pub fn destinations(
+        edges: &Path,
+        vertices: Option<&Path>,
+    ) -> io::Result<(PathBuf, Option<PathBuf>)> {
+        if Format::from_path(edges) != Format::Csv {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: name the edge file .csv or .csv.gz (`graph load` reads any other name \
+                     as SNAP text, without labels or weights)",
+                    edges.display()
+                ),
+            ));
+        }
+        let edges = destination(edges)?;
+        let vertices = vertices.map(destination).transpose()?;
+        if vertices
+            .as_ref()
+            .is_some_and(|v| absolute(v) == absolute(&edges))
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "the edge and vertex files are the same file ({}): give two names",
+                    edges.display()
+                ),
+            ));
+        }
+        Ok((edges, vertices))
+    }
+
+    /// Creates (or truncates) the files, headers written: at [`ExportFiles::destinations`].
     pub fn create(edges: &Path, vertices: Option<&Path>) -> io::Result<Self> {
         Ok(Self {
             edges: Output::create(edges, EDGE_HEADER)?,
@@ -227,6 +327,59 @@ mod tests {
             "src,dst,label,weight\n"
         );
         assert!(!dir.path().join("edges.csv.partial").exists());
+    }
+
+    #[test]
+    fn destinations_are_files_graph_load_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        let refused =
+            |e: &Path, v: Option<&Path>| ExportFiles::destinations(e, v).unwrap_err().to_string();
+        for name in ["copy.txt", "copy", "copy.tsv.gz", "copy.csv.partial"] {
+            assert!(
+                refused(&at(name), None).contains(".csv or .csv.gz"),
+                "{name}"
+            );
+        }
+        let (e, v) = ExportFiles::destinations(&at("e.CSV.GZ"), Some(&at("v.csv"))).unwrap();
+        assert_eq!((e, v), (at("e.CSV.GZ"), Some(at("v.csv"))));
+        // The same file twice, however it is named.
+        for v in [at("same.csv"), at(".").join("same.csv")] {
+            let message = refused(&at("same.csv"), Some(&v));
+            assert!(message.contains("the same file"), "{message}");
+        }
+        // A device or a pipe would be replaced: refused.
+        std::os::unix::fs::symlink("/dev/null", at("null.csv")).unwrap();
+        assert!(refused(&at("null.csv"), None).contains("not a regular file"));
+        // A symbolic link is written through: the link stays and points to the new file.
+        std::fs::create_dir(at("real")).unwrap();
+        std::os::unix::fs::symlink("real/target.csv", at("link.csv")).unwrap();
+        let (e, _) = ExportFiles::destinations(&at("link.csv"), None).unwrap();
+        ExportFiles::create(&e, None).unwrap().finish().unwrap();
+        assert!(
+            std::fs::symlink_metadata(at("link.csv"))
+                .unwrap()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(at("real/target.csv")).unwrap(),
+            "src,dst,label,weight\n"
+        );
+        // `.GZ` is compressed as `graph load` expects of that name.
+        ExportFiles::create(&at("e.CSV.GZ"), None)
+            .unwrap()
+            .finish()
+            .unwrap();
+        assert!(read_edge_list(&at("e.CSV.GZ")).unwrap().is_empty());
+        // A file that cannot be put in place leaves no partial file, and the error names it.
+        std::fs::create_dir(at("taken.csv")).unwrap();
+        let message = ExportFiles::create(&at("taken.csv"), None)
+            .unwrap()
+            .finish()
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("taken.csv"), "{message}");
+        assert!(!at("taken.csv.partial").exists());
     }
 
     #[test]

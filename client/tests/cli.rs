@@ -1012,6 +1012,13 @@ fn an_export_loads_back_as_the_same_graph() {
     for db in [&cli, &copy] {
         assert_eq!(db.json(&["path", "1", "3"])["path"], json!([1, 2, 3]));
     }
+    // Refused before anything is read: a name `graph load` would read as SNAP text, and the
+    // same file for both.
+    let message = cli.fails(&["export", &out("e.txt")]);
+    assert!(message.contains(".csv or .csv.gz"), "{message}");
+    let message = cli.fails(&["export", &out("same.csv"), "--vertices", &out("same.csv")]);
+    assert!(message.contains("the same file"), "{message}");
+    assert!(!dir.path().join("same.csv").exists());
     // A file that cannot be written: an error naming it, and nothing left behind.
     let missing = out("no/such/dir/e.csv");
     assert!(

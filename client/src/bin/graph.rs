@@ -1011,6 +1011,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             vertices,
             page,
         } => {
+            let (file, vertices) = ExportFiles::destinations(&file, vertices.as_deref())?;
             let mut files = None;
             let (mut pages, mut max_hold_us) = (0u64, 0u64);
             let version = db.export(page, 3, |page, first| -> anyhow::Result<()> {
