@@ -86,11 +86,16 @@ fn naming(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
+/// Where the file for `path` is written until it is complete: `path` with `.partial` added.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    PathBuf::from(partial)
+}
+
 impl Output {
     fn create(path: &Path, header: &str) -> io::Result<Self> {
-        let mut partial = path.as_os_str().to_owned();
-        partial.push(".partial");
-        let partial = PathBuf::from(partial);
+        let partial = partial_path(path);
         let file = BufWriter::new(File::create(&partial).map_err(|e| naming(&partial, e))?);
         let out = match gzipped(path) {
             true => Sink::Gz(GzEncoder::new(file, Compression::fast())),

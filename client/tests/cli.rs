@@ -846,6 +846,37 @@ fn watch_carries_on_after_a_host_restart() {
     assert!(stderr.contains("connecting again"), "{stderr}");
 }
 
+/// Ctrl-C during an export gives it up and leaves no file behind, complete or partial.
+#[test]
+fn an_interrupted_export_leaves_nothing() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let dir = tempfile::tempdir().unwrap();
+    let edges: String = (0..20_000u64).map(|i| format!("{i} {}\n", i + 1)).collect();
+    cli.json(&["load", &file(&dir, "chain.txt", edges.as_bytes())]);
+    let out = dir.path().join("e.csv");
+    // A page per edge: 20,000 transactions, seconds of exporting.
+    let child = cli
+        .command(&["export", out.to_str().unwrap(), "--page", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["chain.txt"], "{stderr}");
+}
+
 /// Ctrl-C during a load says how far the server got, and resuming from there loads exactly the
 /// file's graph.
 #[test]

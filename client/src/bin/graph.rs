@@ -5,7 +5,7 @@
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use graph_client::edgelist::{lines_of_edge, read_edge_list, read_vertex_labels};
-use graph_client::export::ExportFiles;
+use graph_client::export::{ExportFiles, partial_path};
 use graph_client::graph::{
     ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, LoadProgress,
     QueryStats, TxOptions, to_sats_json,
@@ -1012,6 +1012,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             page,
         } => {
             let (file, vertices) = ExportFiles::destinations(&file, vertices.as_deref())?;
+            // Ctrl-C gives the export up: its files under their `.partial` names go too (a
+            // file already complete stays).
+            let partials: Vec<PathBuf> = std::iter::once(&file)
+                .chain(&vertices)
+                .map(|path| partial_path(path))
+                .collect();
+            ctrlc::set_handler(move || {
+                for partial in &partials {
+                    let _ = std::fs::remove_file(partial);
+                }
+                eprintln!("\ninterrupted: the export was given up and its partial files removed");
+                std::process::exit(130);
+            })?;
             let mut files = None;
             let (mut pages, mut max_hold_us) = (0u64, 0u64);
             let version = db.export(page, 3, |page, first| -> anyhow::Result<()> {
