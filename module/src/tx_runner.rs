@@ -114,8 +114,19 @@ pub struct TxRunner<'c> {
     yield_every_us: i64,
     last_hold_us: u64,
     last_tx_start_us: i64,
+    /// Whether the last transaction held longer than [`SLOW_HOLD_US`] and is not logged yet
+    /// (it is logged by [`observe`](Self::observe), with its work units, or else before the
+    /// next transaction or when the runner is done).
+    slow_unlogged: bool,
     /// Yields in a row that took a tick (see the module doc).
     long_yields: u32,
+}
+
+/// A slow last transaction that no one reported work units for is logged all the same.
+impl Drop for TxRunner<'_> {
+    fn drop(&mut self) {
+        self.log_slow(None);
+    }
 }
 
 impl<'c> TxRunner<'c> {
@@ -129,6 +140,7 @@ impl<'c> TxRunner<'c> {
             yield_every_us: yield_every_us as i64,
             last_hold_us: 0,
             last_tx_start_us: started_us,
+            slow_unlogged: false,
             long_yields: 0,
         }
     }
@@ -163,6 +175,7 @@ impl<'c> TxRunner<'c> {
 
     /// Runs `body` in a transaction, committed or rolled back, and keeps the stats.
     fn transaction<T>(&mut self, commit: bool, body: impl Fn(&TxContext, u64) -> T) -> T {
+        self.log_slow(None);
         let run = |tx: &TxContext| {
             let version = meta(&tx.db).version;
             (
@@ -187,6 +200,7 @@ impl<'c> TxRunner<'c> {
         let hold = (tx_end - tx_start).max(0) as u64;
         self.last_hold_us = hold;
         self.last_tx_start_us = tx_start;
+        self.slow_unlogged = hold > SLOW_HOLD_US;
         let s = &mut self.stats;
         if s.transactions == 0 {
             s.version_start = version;
@@ -264,21 +278,31 @@ impl<'c> TxRunner<'c> {
     }
 
     /// Feeds the last transaction's hold time and the `units` of work it did to `budget`, and
-    /// logs the transaction if it held longer than [`SLOW_HOLD_US`]: the log line's work and
+    /// logs the transaction with them if it held longer than [`SLOW_HOLD_US`].
+    pub fn observe(&mut self, budget: &mut Budget, units: u64) {
+        self.log_slow(Some((units, budget.units())));
+        budget.observe(units, self.last_hold_us);
+    }
+
+    /// Logs the last transaction if it held longer than [`SLOW_HOLD_US`] and is not logged yet,
+    /// with the work it did and its budget when the caller counted them: the work and the
     /// engine-clock start let a slow transaction be told apart from a big one, and be matched
     /// against a scheduler trace of the host.
-    pub fn observe(&self, budget: &mut Budget, units: u64) {
-        if self.last_hold_us > SLOW_HOLD_US {
-            log::warn!(
-                "slow transaction: held {} µs for {units} work units (budget {}), transaction {} \
-                 of this query, started at {} µs since the Unix epoch",
-                self.last_hold_us,
-                budget.units(),
-                self.stats.transactions,
-                self.last_tx_start_us,
-            );
+    fn log_slow(&mut self, work: Option<(u64, u64)>) {
+        if !std::mem::take(&mut self.slow_unlogged) {
+            return;
         }
-        budget.observe(units, self.last_hold_us);
+        let work = match work {
+            Some((units, budget)) => format!(" for {units} work units (budget {budget})"),
+            None => String::new(),
+        };
+        log::warn!(
+            "slow transaction: held {} µs{work}, transaction {} of this query, started at {} µs \
+             since the Unix epoch",
+            self.last_hold_us,
+            self.stats.transactions,
+            self.last_tx_start_us,
+        );
     }
 
     /// The stats with `total_us` covering everything up to now. The answer is taken to be for

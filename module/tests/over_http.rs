@@ -825,6 +825,14 @@ fn slow_transactions_are_counted_and_logged() {
         "{line}"
     );
 
+    // Every slow transaction is logged, also those of procedures that count no work units:
+    // `check` reads the whole graph in one transaction.
+    let report = db.check().unwrap();
+    assert!(report.took_us > 5_000, "{report:?}");
+    let logs = server.logs("graph", 1_000).unwrap();
+    let held = format!("held {} µs, transaction", report.took_us);
+    assert!(logs.contains(&held), "no `{held}` in the log:\n{logs}");
+
     // Paced, the same traversal is split into many transactions.
     let paced = TxOptions {
         tx_budget: 0,
