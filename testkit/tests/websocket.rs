@@ -179,6 +179,18 @@ fn the_protocol_refuses_bad_input_and_keeps_serving() {
         Some(BIN_PROTOCOL),
     ));
     assert_eq!(status, 404, "unknown database");
+    // A request that asks for no upgrade at all: 426, naming the protocol (after the 404).
+    let plain = |database: &str| {
+        let url = format!("{url}/v1/database/{database}/subscribe");
+        let resp = reqwest::blocking::get(url).unwrap();
+        let upgrade = resp
+            .headers()
+            .get("upgrade")
+            .map(|v| v.to_str().unwrap().to_owned());
+        (resp.status().as_u16(), upgrade)
+    };
+    assert_eq!(plain(DB), (426, Some("websocket".to_owned())));
+    assert_eq!(plain("nope").0, 404);
 
     // Without a token the server mints an identity and sends its token first.
     let mut anonymous = RawClient::connect(url, DB, None, Some(BIN_PROTOCOL)).unwrap();

@@ -17,8 +17,11 @@ use std::time::Duration;
 
 use axum::Extension;
 use axum::body::Bytes;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
 use axum::response::Response;
 use serde::Deserialize;
 use spacetimedb::client::messages::{SerializeBuffer, serialize_v2, serialize_v3};
@@ -81,12 +84,44 @@ const PROTOCOLS: [(&str, WsVersion); 2] = [
     (v2::BIN_PROTOCOL, WsVersion::V2),
 ];
 
+/// A request to the subscribe route that is not a WebSocket upgrade, answered as the official
+/// server answers it: 426 with the headers that name the protocol when it asks for no upgrade
+/// (a plain GET), else 400 (or 405) saying what is missing.
+fn not_an_upgrade(rejection: WebSocketUpgradeRejection) -> Response {
+    use WebSocketUpgradeRejection::*;
+    let text = |status: StatusCode, message: &'static str| (status, message).into_response();
+    match rejection {
+        InvalidConnectionHeader(_) | InvalidUpgradeHeader(_) | ConnectionNotUpgradable(_) => (
+            StatusCode::UPGRADE_REQUIRED,
+            [
+                (header::CONNECTION, "upgrade"),
+                (header::UPGRADE, "websocket"),
+            ],
+            "This service requires use of the websocket protocol",
+        )
+            .into_response(),
+        InvalidWebSocketVersionHeader(_) => text(
+            StatusCode::BAD_REQUEST,
+            "`Sec-WebSocket-Version` header did not include '13'",
+        ),
+        WebSocketKeyHeaderMissing(_) => text(
+            StatusCode::BAD_REQUEST,
+            "`Sec-WebSocket-Key` header missing",
+        ),
+        MethodNotGet(_) => text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Request method must be `GET`",
+        ),
+        other => other.into_response(),
+    }
+}
+
 pub(super) async fn subscribe(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
     Path(name_or_identity): Path<String>,
     Query(query): Query<SubscribeQuery>,
-    upgrade: WebSocketUpgrade,
+    upgrade: std::result::Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response> {
     let connection_id = query
         .connection_id
@@ -98,6 +133,10 @@ pub(super) async fn subscribe(
         ));
     }
     let db = app.control.resolve(&Target::parse(&name_or_identity)?)?;
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => return Ok(not_an_upgrade(rejection)),
+    };
     let upgrade = upgrade.protocols(PROTOCOLS.map(|(name, _)| name));
     let version = upgrade
         .selected_protocol()
