@@ -867,23 +867,23 @@ enum Columns {
 }
 
 impl Columns {
-    /// The columns `header` names, out of `roles`; the first two roles (the ends; the vertex
-    /// and its label) must be named. A header whose names are not all roles is taken as
-    /// positional if it has two fields (`a,b` over two ids); otherwise it is refused: guessing
+    /// The columns `header` names, out of `kind.roles`; the first two roles (the ends; the
+    /// vertex and its label) must be named. A header whose names are not all roles is taken as
+    /// positional if it has two fields (`a,b` over two ids), unless they are the other kind of
+    /// file's names (`src,dst` given to `label-vertices`); otherwise it is refused: guessing
     /// which field is the weight would load weights as labels.
-    fn from_header(
-        header: &CsvLine,
-        roles: &[&[&str]],
-        expected: &'static str,
-    ) -> Result<Self, LineError> {
+    fn from_header(header: &CsvLine, kind: &CsvKind) -> Result<Self, LineError> {
+        let roles = kind.roles;
         match header.roles(roles) {
             Some(order) if order.contains(&0) && order.contains(&1) => {
                 Ok(Columns::Named(order, roles.len()))
             }
-            _ if header.fields().count() == 2 => Ok(Columns::Positional),
+            _ if header.fields().count() == 2 && header.roles(kind.other).is_none() => {
+                Ok(Columns::Positional)
+            }
             _ => Err(LineError::UnknownColumns {
                 header: header.shown(),
-                expected,
+                expected: kind.expected,
             }),
         }
     }
@@ -923,6 +923,8 @@ impl Columns {
 /// number of fields is refused.
 struct CsvKind {
     roles: &'static [&'static [&'static str]],
+    /// The other kind of file's column names: a header of those is that file, not this one.
+    other: &'static [&'static [&'static str]],
     /// The columns in order, for the error that refuses a header.
     expected: &'static str,
     /// Whether a line under a header must have all its fields (else the missing are empty).
@@ -933,6 +935,7 @@ struct CsvKind {
 
 const EDGE_CSV: CsvKind = CsvKind {
     roles: &EDGE_COLUMNS,
+    other: &VERTEX_COLUMNS,
     expected: "src,dst[,label][,weight]",
     whole: false,
     miscount: LineError::TooManyFields,
@@ -940,6 +943,7 @@ const EDGE_CSV: CsvKind = CsvKind {
 
 const VERTEX_CSV: CsvKind = CsvKind {
     roles: &VERTEX_COLUMNS,
+    other: &EDGE_COLUMNS,
     expected: "id,label",
     whole: true,
     miscount: LineError::NotIdAndLabel,
@@ -970,7 +974,7 @@ impl CsvRows {
     ) -> Result<Option<LineFields<'a>>, LineError> {
         self.line.split(line)?;
         if first && self.line.is_header() {
-            self.columns = Columns::from_header(&self.line, self.kind.roles, self.kind.expected)?;
+            self.columns = Columns::from_header(&self.line, self.kind)?;
             return Ok(None);
         }
         self.columns
@@ -1413,6 +1417,17 @@ mod tests {
             [(1, 2, "KNOWS".into(), 1.0)],
             "Neo4j's id groups"
         );
+        // The other kind of file's header is refused rather than read by position.
+        let (line, problem, _) = line_error("id,label\n1,2\n", Format::Csv);
+        assert!(matches!(problem, LineError::UnknownColumns { .. }) && line == 1);
+        match parse_vertex_labels("src,dst\n1,2\n".as_bytes(), "v.csv") {
+            Err(EdgeListError::Line {
+                line: 1, problem, ..
+            }) => {
+                assert!(problem.to_string().contains("id,label"), "{problem}")
+            }
+            other => panic!("{other:?}"),
+        }
         // Under a header a vertex-label line still needs both fields.
         for (text, found) in [("id,label\n7,a\n8\n", 1), ("id,label\n7,a,b\n", 3)] {
             match parse_vertex_labels(text.as_bytes(), "v.csv") {
