@@ -10,9 +10,9 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use spacetimedb::auth::identity::ConnectionAuthCtx;
-use spacetimedb::host::MigratePlanResult;
 use spacetimedb::host::{
-    FunctionArgs, ModuleHost, ReducerCallError, ReducerCallResult, ReducerOutcome,
+    FunctionArgs, MigratePlanResult, ModuleHost, ReducerCallError, ReducerCallResult,
+    ReducerOutcome,
 };
 use spacetimedb::sql::execute;
 use spacetimedb_client_api_messages::http::{SqlStmtResult, SqlStmtStats};
@@ -147,7 +147,8 @@ pub(super) async fn pre_publish(
     body: Bytes,
 ) -> Result<Response> {
     let target = Target::parse(&name_or_identity)?;
-    app.control.resolve(&target)?; // An unknown database is a 404 first, as officially.
+    // An unknown database is a 404 before anything else, as on the official route.
+    let database_identity = app.control.resolve(&target)?.database_identity;
     wasm_only(query.host_type.as_deref(), &body)?;
     let style = match query.style {
         PrettyPrintStyle::AnsiColor => AutoMigratePrettyPrintStyle::AnsiColor,
@@ -157,7 +158,6 @@ pub(super) async fn pre_publish(
         .control
         .migrate_plan(caller.identity, &target, body.to_vec().into(), style)
         .await?;
-    let database_identity = app.control.resolve(&target)?.database_identity;
     to_json(&match plan {
         MigratePlanResult::Success {
             old_module_hash,
