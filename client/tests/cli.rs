@@ -846,17 +846,10 @@ fn watch_carries_on_after_a_host_restart() {
     assert!(stderr.contains("connecting again"), "{stderr}");
 }
 
-/// Ctrl-C during an export gives it up and leaves no file behind, complete or partial.
-#[test]
-fn an_interrupted_export_leaves_nothing() {
-    let (_host, cli) = Cli::on_a_new_host();
-    let dir = tempfile::tempdir().unwrap();
-    let edges: String = (0..20_000u64).map(|i| format!("{i} {}\n", i + 1)).collect();
-    cli.json(&["load", &file(&dir, "chain.txt", edges.as_bytes())]);
-    let out = dir.path().join("e.csv");
-    // A page per edge: 20,000 transactions, seconds of exporting.
+/// Runs the CLI with `args` and sends it SIGINT (Ctrl-C) a second later; its output.
+fn interrupted_after_a_second(cli: &Cli, args: &[&str]) -> std::process::Output {
     let child = cli
-        .command(&["export", out.to_str().unwrap(), "--page", "1"])
+        .command(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -867,7 +860,19 @@ fn an_interrupted_export_leaves_nothing() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let done = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Ctrl-C during an export gives it up and leaves no file behind, complete or partial.
+#[test]
+fn an_interrupted_export_leaves_nothing() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let dir = tempfile::tempdir().unwrap();
+    let edges: String = (0..20_000u64).map(|i| format!("{i} {}\n", i + 1)).collect();
+    cli.json(&["load", &file(&dir, "chain.txt", edges.as_bytes())]);
+    let out = dir.path().join("e.csv");
+    // A page per edge: 20,000 transactions, seconds of exporting.
+    let done = interrupted_after_a_second(&cli, &["export", out.to_str().unwrap(), "--page", "1"]);
     let stderr = String::from_utf8_lossy(&done.stderr);
     assert_eq!(done.status.code(), Some(130), "{stderr}");
     let left: Vec<_> = std::fs::read_dir(dir.path())
@@ -888,19 +893,10 @@ fn an_interrupted_load_says_where_to_resume() {
         .map(|i| format!("{} {}\n", i % 5_000, (i * 7_919 + 1) % 100_003))
         .collect();
     let snap = file(&dir, "big.txt", edges.as_bytes());
-    let child = cli
-        .command(&["load", &snap, "--batch", "10", "--transport", "http"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1_000));
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    let out = interrupted_after_a_second(
+        &cli,
+        &["load", &snap, "--batch", "10", "--transport", "http"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     let at: u64 = stderr
