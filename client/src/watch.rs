@@ -6,11 +6,14 @@
 use crate::edge_rows::out_edge_queries;
 use crate::graph::{ClientError, GraphDb, GraphMeta};
 use crate::module_bindings::{
-    EdgeLabelTableAccess, EdgeTableAccess, GraphMetaTableAccess, WideEdgeTableAccess,
+    Edge, EdgeLabelTableAccess, EdgeTableAccess, GraphMetaTableAccess, RemoteTables, WideEdge,
+    WideEdgeTableAccess,
 };
 use crate::ws::{DbConnectionRef, Drive};
 use spacetimedb_sdk::{DbContext as _, Event, Table as _, TableWithPrimaryKey as _};
+use std::collections::BTreeMap;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// An edge as a watcher sees it.
@@ -60,7 +63,7 @@ pub fn queries(vertex: Option<u64>) -> Vec<String> {
 
 /// The name of edge label `label` in the client cache `db` (`None`: no label; `#id` for an id
 /// the cache does not hold, which the reducers never leave behind).
-fn label_name(db: &crate::module_bindings::RemoteTables, label: u32) -> Option<String> {
+fn label_name(db: &RemoteTables, label: u32) -> Option<String> {
     match label {
         0 => None,
         id => Some(
@@ -69,6 +72,75 @@ fn label_name(db: &crate::module_bindings::RemoteTables, label: u32) -> Option<S
                 .find(&id)
                 .map_or_else(|| format!("#{id}"), |l| l.name),
         ),
+    }
+}
+
+/// The watched vertex's wide out-edges already reported, by target.
+type WideEdges = BTreeMap<u64, WideEdge>;
+
+/// The watched vertex's wide out-edges in the client cache `db`.
+fn wide_out_edges(db: &RemoteTables, watched: impl Fn(u64) -> bool) -> WideEdges {
+    let table = db.wide_edge();
+    let rows = table.iter().filter(|e| watched(e.src()));
+    rows.map(|e| (e.dst(), e)).collect()
+}
+
+/// Reports the wide out-edges of the watched vertex that the cache `db` holds and `known` does
+/// not, or holds otherwise, as changes (deleted, then inserted), and takes them into `known`.
+fn report_wide_changes(
+    db: &RemoteTables,
+    known: &Mutex<WideEdges>,
+    sent: &mpsc::Sender<Change>,
+    watched: impl Fn(u64) -> bool,
+) {
+    let now = wide_out_edges(db, watched);
+    let mut known = known.lock().unwrap();
+    let edge = |e: &WideEdge| watched_edge(db, e.src(), e.dst(), e.label, e.weight);
+    for (dst, e) in known.iter() {
+        if now.get(dst) != Some(e) {
+            let _ = sent.send(Change::EdgeDeleted(edge(e)));
+        }
+    }
+    for (dst, e) in &now {
+        if known.get(dst) != Some(e) {
+            let _ = sent.send(Change::EdgeInserted(edge(e)));
+        }
+    }
+    *known = now;
+}
+
+/// Reports one wide row's change (`old` deleted, `new` inserted) unless `known` says it was
+/// reported already, and takes it into `known`.
+fn report_wide_row(
+    db: &RemoteTables,
+    known: &Mutex<WideEdges>,
+    sent: &mpsc::Sender<Change>,
+    old: Option<&WideEdge>,
+    new: Option<&WideEdge>,
+) {
+    let mut known = known.lock().unwrap();
+    let edge = |e: &WideEdge| watched_edge(db, e.src(), e.dst(), e.label, e.weight);
+    if let Some(old) = old
+        && known.get(&old.dst()) == Some(old)
+    {
+        known.remove(&old.dst());
+        let _ = sent.send(Change::EdgeDeleted(edge(old)));
+    }
+    if let Some(new) = new
+        && known.get(&new.dst()) != Some(new)
+    {
+        known.insert(new.dst(), new.clone());
+        let _ = sent.send(Change::EdgeInserted(edge(new)));
+    }
+}
+
+/// An edge as a watcher sees it, its label named from the cache `db`.
+fn watched_edge(db: &RemoteTables, src: u64, dst: u64, label: u32, weight: f32) -> WatchedEdge {
+    WatchedEdge {
+        src,
+        dst,
+        label: label_name(db, label),
+        weight,
     }
 }
 
@@ -127,61 +199,76 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
     // Rows that arrive with the subscription itself are reported once, as `Subscribed`.
     let live = |event: &Event<_>| !matches!(event, Event::SubscribeApplied);
 
-    let sent = tx.clone();
+    let watched = move |src: u64| vertex == Some(src);
+    // The SDK runs a transaction's row callbacks table by table in name order: `edge`, then
+    // `graph_meta`, then `wide_edge`. So that the meta row (the version) comes after all of its
+    // transaction's edges, the meta callbacks first report the wide edges that changed, from
+    // the cache (which holds the whole update by then, and only the watched vertex's wide
+    // out-edges: one pass over them per version); the wide row callbacks then find nothing new.
+    let wide_known = Arc::new(Mutex::new(WideEdges::new()));
+    let (sent, known) = (tx.clone(), wide_known.clone());
     conn.db.graph_meta().on_insert(move |ctx, row| {
         if live(&ctx.event) {
+            report_wide_changes(&ctx.db, &known, &sent, watched);
             let _ = sent.send(Change::Meta(row.clone()));
         }
     });
-    let sent = tx.clone();
-    conn.db.graph_meta().on_update(move |_, _, row| {
+    let (sent, known) = (tx.clone(), wide_known.clone());
+    conn.db.graph_meta().on_update(move |ctx, _, row| {
+        report_wide_changes(&ctx.db, &known, &sent, watched);
         let _ = sent.send(Change::Meta(row.clone()));
     });
-    let watched = move |src: u64| vertex == Some(src);
-    // The same callbacks for both edge tables.
-    macro_rules! watched_edge {
-        ($db:expr, $e:expr) => {
-            WatchedEdge {
-                src: $e.src(),
-                dst: $e.dst(),
-                label: label_name($db, $e.label),
-                weight: $e.weight,
-            }
-        };
-    }
-    macro_rules! on_edges {
-        ($table:ident) => {
-            let sent = tx.clone();
-            conn.db.$table().on_insert(move |ctx, e| {
-                if live(&ctx.event) && watched(e.src()) {
-                    let _ = sent.send(Change::EdgeInserted(watched_edge!(&ctx.db, e)));
-                }
-            });
-            let sent = tx.clone();
-            conn.db.$table().on_delete(move |ctx, e| {
-                if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
-                    let _ = sent.send(Change::EdgeDeleted(watched_edge!(&ctx.db, e)));
-                }
-            });
-            let sent = tx.clone();
-            conn.db.$table().on_update(move |ctx, old, new| {
-                if watched(old.src()) {
-                    let _ = sent.send(Change::EdgeDeleted(watched_edge!(&ctx.db, old)));
-                    let _ = sent.send(Change::EdgeInserted(watched_edge!(&ctx.db, new)));
-                }
-            });
-        };
-    }
-    on_edges!(edge);
-    on_edges!(wide_edge);
+    // Narrow edges: reported as their callbacks run (before the meta row's).
+    let edge = |db: &RemoteTables, e: &Edge| watched_edge(db, e.src(), e.dst(), e.label, e.weight);
+    let sent = tx.clone();
+    conn.db.edge().on_insert(move |ctx, e| {
+        if live(&ctx.event) && watched(e.src()) {
+            let _ = sent.send(Change::EdgeInserted(edge(&ctx.db, e)));
+        }
+    });
+    let sent = tx.clone();
+    conn.db.edge().on_delete(move |ctx, e| {
+        if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
+            let _ = sent.send(Change::EdgeDeleted(edge(&ctx.db, e)));
+        }
+    });
+    let sent = tx.clone();
+    conn.db.edge().on_update(move |ctx, old, new| {
+        if watched(old.src()) {
+            let _ = sent.send(Change::EdgeDeleted(edge(&ctx.db, old)));
+            let _ = sent.send(Change::EdgeInserted(edge(&ctx.db, new)));
+        }
+    });
+    // Wide edges: each row reported once, whether first by a meta callback or by its own.
+    let (sent, known) = (tx.clone(), wide_known.clone());
+    conn.db.wide_edge().on_insert(move |ctx, e| {
+        if live(&ctx.event) && watched(e.src()) {
+            report_wide_row(&ctx.db, &known, &sent, None, Some(e));
+        }
+    });
+    let (sent, known) = (tx.clone(), wide_known.clone());
+    conn.db.wide_edge().on_delete(move |ctx, e| {
+        if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
+            report_wide_row(&ctx.db, &known, &sent, Some(e), None);
+        }
+    });
+    let (sent, known) = (tx.clone(), wide_known.clone());
+    conn.db.wide_edge().on_update(move |ctx, old, new| {
+        if watched(old.src()) {
+            report_wide_row(&ctx.db, &known, &sent, Some(old), Some(new));
+        }
+    });
 
     let (applied, failed) = (tx.clone(), tx);
     conn.subscription_builder()
         .on_applied(move |ctx| {
+            *wide_known.lock().unwrap() = wide_out_edges(&ctx.db, watched);
             let meta = ctx.db.graph_meta().id().find(&0);
             let (narrow, wide) = (ctx.db.edge(), ctx.db.wide_edge());
-            let narrow = narrow.iter().map(|e| watched_edge!(&ctx.db, e));
-            let wide = wide.iter().map(|e| watched_edge!(&ctx.db, e));
+            let narrow = narrow.iter().map(|e| edge(&ctx.db, &e));
+            let wide = wide
+                .iter()
+                .map(|e| watched_edge(&ctx.db, e.src(), e.dst(), e.label, e.weight));
             let mut edges: Vec<WatchedEdge> =
                 narrow.chain(wide).filter(|e| watched(e.src)).collect();
             edges.sort_unstable_by_key(|e| e.dst);

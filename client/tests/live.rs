@@ -63,6 +63,34 @@ fn watch_sees_writes_and_deletes() {
         }
     }
     assert_eq!(version, meta.version + 2);
+    // A call with a narrow and a wide edge of 7 (a target at or above 2^32, another table),
+    // and its removal: each call's rows come before its version, whatever their table.
+    let wide = 1u64 << 40;
+    writer.add_edges(&[7, 7], &[5, wide]).unwrap();
+    writer.remove_edges(&[7, 7], &[5, wide]).unwrap();
+    let mut calls = Vec::new();
+    for _ in 0..2 {
+        let mut rows: Vec<Change> = (0..2).map(|_| changes.next(WAIT).unwrap()).collect();
+        let Some(Change::Meta(m)) = changes.next(WAIT) else {
+            panic!("no version after {rows:?}");
+        };
+        rows.sort_unstable_by_key(|c| format!("{c:?}"));
+        calls.push((rows, m.version));
+    }
+    let (added, removed) = (Change::EdgeInserted, Change::EdgeDeleted);
+    assert_eq!(
+        calls,
+        [
+            (
+                vec![added(plain(7, wide)), added(plain(7, 5))],
+                meta.version + 3
+            ),
+            (
+                vec![removed(plain(7, wide)), removed(plain(7, 5))],
+                meta.version + 4
+            ),
+        ]
+    );
     // A write to an unwatched vertex changes only the meta row.
     writer.add_edges(&[10], &[11]).unwrap();
     assert!(matches!(changes.next(WAIT), Some(Change::Meta(_))));
