@@ -222,6 +222,19 @@ fn load_query_and_errors() {
         String::from_utf8_lossy(&text.stdout).starts_with("60 → 70 was not there: nothing changed"),
         "{text:?}"
     );
+    // A change claims only what is certain with other writers about: the state after it.
+    let text = cli.run(&["add-edge", "60", "70"]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(
+        text.starts_with("60 → 70 is in the graph now; it has "),
+        "{text}"
+    );
+    let text = cli.run(&["remove-edge", "60", "70"]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(
+        text.starts_with("60 → 70 is not in the graph now"),
+        "{text}"
+    );
     assert_eq!(
         cli.json(&["snapshot-policy", "--max", "1"]),
         json!({"max_snapshots": 1, "small_traversals": true})
@@ -449,6 +462,13 @@ fn watch_prints_changes_as_they_arrive() {
     assert!(
         versions[0] > version && versions[1] > versions[0],
         "{events:?}"
+    );
+    // The fourth change was the delete: its version line still comes, then the watch stops.
+    let last = next();
+    assert_eq!(last["event"], "meta", "{last}");
+    assert!(
+        last["graph"]["version"].as_u64() > Some(versions[1]),
+        "{last}"
     );
     assert!(watch.wait().unwrap().success());
 

@@ -232,7 +232,8 @@ enum Command {
         /// V*2^32 AND fwd <= V*2^32 + 2^32 - 1`, and `edge_label` for the labels' names).
         #[arg(long)]
         vertex: Option<u64>,
-        /// Stop after this many changes (not counting the initial state).
+        /// Stop after this many changes (edge changes and version lines, not counting the
+        /// initial state), and the version line of the last edge change's version.
         #[arg(long)]
         count: Option<u64>,
         /// Stop after this long (e.g. 30s, 5m); by default, watch until interrupted.
@@ -337,9 +338,11 @@ fn run_watch(
     let mut changes = watch(db, vertex)?;
     let deadline = duration.map(|d| Instant::now() + d);
     let mut seen = 0u64;
+    // Edge changes printed since the last version line: that version's line is still due.
+    let mut version_due = false;
     let mut reconnected = false;
     let mut out = std::io::stdout().lock();
-    while count.is_none_or(|c| seen < c) {
+    while count.is_none_or(|c| seen < c || version_due) {
         let wait = match deadline {
             Some(at) if at <= Instant::now() => break,
             Some(at) => at - Instant::now(),
@@ -410,6 +413,7 @@ fn run_watch(
         if !matches!(change, Change::Subscribed { .. }) {
             seen += 1;
         }
+        version_due = matches!(change, Change::EdgeInserted(_) | Change::EdgeDeleted(_));
     }
     Ok(())
 }
@@ -808,7 +812,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let adding = matches!(cli.command, Command::AddEdge { .. });
             // A write that changes nothing (the edge was already there, or never was) leaves
             // the version as it was; another writer may move it meanwhile, so only "unchanged"
-            // is certain.
+            // is certain (`unchanged: false` in JSON: the graph changed, by this call or
+            // another writer's).
             let before = db.info()?.version;
             if let Command::AddEdge { label, weight, .. } = &cli.command {
                 db.add_labelled_edges(&[a], &[b], std::slice::from_ref(label), &[0], &[*weight])?;
@@ -834,8 +839,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     info.edges
                 );
             } else {
-                let verb = if adding { "added" } else { "removed" };
-                out!("{verb} {a} → {b}; the graph has {} edges", info.edges);
+                // The graph changed, but perhaps only by another writer: say what is certain.
+                let now = if adding { "is in" } else { "is not in" };
+                out!(
+                    "{a} → {b} {now} the graph now; it has {} edges, version {}",
+                    info.edges,
+                    info.version
+                );
             }
         }
         Command::Neighbors {
