@@ -473,9 +473,7 @@ fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
             error,
         })?
         .starts_with(&GZIP_MAGIC);
-    let gz_name = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let gz_name = gzip_name(path);
     let head = reader.buffer();
     let other = [
         (&b"\xFD7zXZ\x00"[..], "xz"),
@@ -515,6 +513,13 @@ fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
         )),
         false => Box::new(reader),
     })
+}
+
+/// Whether `path`'s name ends in `.gz`, in any case: such a file is read, and written by
+/// `graph export`, gzip-compressed.
+pub fn gzip_name(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
 /// Vertices and their labels: vertex `ids[i]` has label `label_names[labels[i]]`.

@@ -3,7 +3,7 @@
 //! `.gz`). Each file is written beside its destination and renamed into place once complete, so
 //! an export that fails leaves no partial file under the name asked for.
 
-use crate::edgelist::Format;
+use crate::edgelist::{Format, gzip_name};
 use crate::graph::ExportPage;
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -75,12 +75,6 @@ fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-/// Whether `path`'s name ends in `.gz`, in any case (as `graph load` reads it).
-fn gzipped(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
-}
-
 /// `e` with `path` named in its message.
 fn naming(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
@@ -97,7 +91,7 @@ impl Output {
     fn create(path: &Path, header: &str) -> io::Result<Self> {
         let partial = partial_path(path);
         let file = BufWriter::new(File::create(&partial).map_err(|e| naming(&partial, e))?);
-        let out = match gzipped(path) {
+        let out = match gzip_name(path) {
             true => Sink::Gz(GzEncoder::new(file, Compression::fast())),
             false => Sink::Plain(file),
         };

@@ -95,15 +95,14 @@ fn report_wide_changes(
 ) {
     let now = wide_out_edges(db, watched);
     let mut known = known.lock().unwrap();
-    let edge = |e: &WideEdge| watched_edge(db, e.src(), e.dst(), e.label, e.weight);
     for (dst, e) in known.iter() {
         if now.get(dst) != Some(e) {
-            let _ = sent.send(Change::EdgeDeleted(edge(e)));
+            let _ = sent.send(Change::EdgeDeleted(wide_edge(db, e)));
         }
     }
     for (dst, e) in &now {
         if known.get(dst) != Some(e) {
-            let _ = sent.send(Change::EdgeInserted(edge(e)));
+            let _ = sent.send(Change::EdgeInserted(wide_edge(db, e)));
         }
     }
     *known = now;
@@ -119,22 +118,30 @@ fn report_wide_row(
     new: Option<&WideEdge>,
 ) {
     let mut known = known.lock().unwrap();
-    let edge = |e: &WideEdge| watched_edge(db, e.src(), e.dst(), e.label, e.weight);
     if let Some(old) = old
         && known.get(&old.dst()) == Some(old)
     {
         known.remove(&old.dst());
-        let _ = sent.send(Change::EdgeDeleted(edge(old)));
+        let _ = sent.send(Change::EdgeDeleted(wide_edge(db, old)));
     }
     if let Some(new) = new
         && known.get(&new.dst()) != Some(new)
     {
         known.insert(new.dst(), new.clone());
-        let _ = sent.send(Change::EdgeInserted(edge(new)));
+        let _ = sent.send(Change::EdgeInserted(wide_edge(db, new)));
     }
 }
 
-/// An edge as a watcher sees it, its label named from the cache `db`.
+/// A narrow edge row as a watcher sees it, its label named from the cache `db`.
+fn narrow_edge(db: &RemoteTables, e: &Edge) -> WatchedEdge {
+    watched_edge(db, e.src(), e.dst(), e.label, e.weight)
+}
+
+/// A wide edge row as a watcher sees it.
+fn wide_edge(db: &RemoteTables, e: &WideEdge) -> WatchedEdge {
+    watched_edge(db, e.src(), e.dst(), e.label, e.weight)
+}
+
 fn watched_edge(db: &RemoteTables, src: u64, dst: u64, label: u32, weight: f32) -> WatchedEdge {
     WatchedEdge {
         src,
@@ -219,24 +226,23 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
         let _ = sent.send(Change::Meta(row.clone()));
     });
     // Narrow edges: reported as their callbacks run (before the meta row's).
-    let edge = |db: &RemoteTables, e: &Edge| watched_edge(db, e.src(), e.dst(), e.label, e.weight);
     let sent = tx.clone();
     conn.db.edge().on_insert(move |ctx, e| {
         if live(&ctx.event) && watched(e.src()) {
-            let _ = sent.send(Change::EdgeInserted(edge(&ctx.db, e)));
+            let _ = sent.send(Change::EdgeInserted(narrow_edge(&ctx.db, e)));
         }
     });
     let sent = tx.clone();
     conn.db.edge().on_delete(move |ctx, e| {
         if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
-            let _ = sent.send(Change::EdgeDeleted(edge(&ctx.db, e)));
+            let _ = sent.send(Change::EdgeDeleted(narrow_edge(&ctx.db, e)));
         }
     });
     let sent = tx.clone();
     conn.db.edge().on_update(move |ctx, old, new| {
         if watched(old.src()) {
-            let _ = sent.send(Change::EdgeDeleted(edge(&ctx.db, old)));
-            let _ = sent.send(Change::EdgeInserted(edge(&ctx.db, new)));
+            let _ = sent.send(Change::EdgeDeleted(narrow_edge(&ctx.db, old)));
+            let _ = sent.send(Change::EdgeInserted(narrow_edge(&ctx.db, new)));
         }
     });
     // Wide edges: each row reported once, whether first by a meta callback or by its own.
@@ -265,10 +271,8 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
             *wide_known.lock().unwrap() = wide_out_edges(&ctx.db, watched);
             let meta = ctx.db.graph_meta().id().find(&0);
             let (narrow, wide) = (ctx.db.edge(), ctx.db.wide_edge());
-            let narrow = narrow.iter().map(|e| edge(&ctx.db, &e));
-            let wide = wide
-                .iter()
-                .map(|e| watched_edge(&ctx.db, e.src(), e.dst(), e.label, e.weight));
+            let narrow = narrow.iter().map(|e| narrow_edge(&ctx.db, &e));
+            let wide = wide.iter().map(|e| wide_edge(&ctx.db, &e));
             let mut edges: Vec<WatchedEdge> =
                 narrow.chain(wide).filter(|e| watched(e.src)).collect();
             edges.sort_unstable_by_key(|e| e.dst);
