@@ -36,19 +36,16 @@ impl Pace {
 }
 
 /// Calls `call` on `pace.warmup` inputs (cycling through them), unmeasured, then once on each
-/// input, timed, each call after `pace.idle`. The clock stops as `call` returns: every result,
-/// warm-up ones included, is passed to `check` only after that. A failed call or check ends the
-/// loop with its error.
+/// input in order, timed, each call after `pace.idle`: the `i`-th result is `inputs[i]`'s. The
+/// clock stops as `call` returns: every result, warm-up ones included, is passed to `check`
+/// only after that. A failed call or check ends the loop with its error.
 pub fn measure<I, T>(
     inputs: &[I],
     pace: Pace,
     mut call: impl FnMut(&I) -> anyhow::Result<T>,
     mut check: impl FnMut(&I, &T) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Timed<T>>> {
-    let mut measured = Vec::with_capacity(inputs.len());
-    let warmup = pace.warmup;
-    let calls = inputs.iter().cycle().take(warmup + inputs.len());
-    for (i, input) in calls.enumerate() {
+    let mut timed_call = |input: &I| -> anyhow::Result<Timed<T>> {
         if !pace.idle.is_zero() {
             std::thread::sleep(pace.idle);
         }
@@ -58,11 +55,12 @@ pub fn measure<I, T>(
         let e2e_us = started.elapsed().as_nanos() as f64 / 1e3;
         let value = value?;
         check(input, &value)?;
-        if i >= warmup {
-            measured.push(Timed { e2e_us, value });
-        }
+        Ok(Timed { e2e_us, value })
+    };
+    for input in inputs.iter().cycle().take(pace.warmup) {
+        timed_call(input)?;
     }
-    Ok(measured)
+    inputs.iter().map(timed_call).collect()
 }
 
 /// A system that failed to answer a query (an engine error, not a wrong answer): a peer's
@@ -236,6 +234,32 @@ mod tests {
             assert!(s.e2e_us >= 20_000.0, "the call was not timed: {s:?}");
             assert_eq!((s.system.as_str(), s.workload.as_str()), ("slow", "path"));
             assert_eq!(s.server_us, Some(1));
+        }
+    }
+
+    /// Measured results come in the inputs' order whatever the warm-up, so that a sample names
+    /// the query it answered (warm-up once shifted them by its length).
+    #[test]
+    fn each_result_is_its_inputs_after_any_warm_up() {
+        for warmup in [0, 1, 2, 3, 7] {
+            let mut called = Vec::new();
+            let timed = measure(
+                &[10, 20, 30],
+                Pace::warmup(warmup),
+                |&x| {
+                    called.push(x);
+                    Ok(x)
+                },
+                |&x, &answer| {
+                    anyhow::ensure!(x == answer);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let values: Vec<i32> = timed.iter().map(|t| t.value).collect();
+            assert_eq!(values, [10, 20, 30], "warm-up {warmup}");
+            assert_eq!(called.len(), warmup + 3);
+            assert_eq!(called[warmup..], [10, 20, 30]);
         }
     }
 
