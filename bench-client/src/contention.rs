@@ -1,57 +1,86 @@
 //! Writers versus traversals: how long does a single-edge insert from another client take while
 //! traversal procedures run in a loop, compared with an idle server?
 
-use crate::report::model::{Contention, Percentiles};
+use crate::report::model::{Contention, Percentiles, Sample};
 use anyhow::Context;
 use graph_client::graph::GraphDb;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Inserts `writes` single edges between fresh vertices (ids from `first_id`, so traversals of
-/// the loaded graph are unaffected) and returns each call's latency in µs.
-fn write_edges(writer: &GraphDb, first_id: u64, writes: usize) -> anyhow::Result<Vec<f64>> {
+/// the loaded graph are unaffected) and returns each call's start (s after `started`) and
+/// latency (µs).
+fn write_edges(
+    writer: &GraphDb,
+    first_id: u64,
+    writes: usize,
+    started: Instant,
+) -> anyhow::Result<Vec<(f64, f64)>> {
     (0..writes as u64)
         .map(|i| {
             let t = Instant::now();
             writer
                 .add_edges(&[first_id + 2 * i], &[first_id + 2 * i + 1])
                 .context("writer insert")?;
-            Ok(t.elapsed().as_secs_f64() * 1e6)
+            Ok((
+                (t - started).as_secs_f64(),
+                t.elapsed().as_nanos() as f64 / 1e3,
+            ))
         })
         .collect()
 }
 
-/// Measures `writes` inserts idle, then `writes` more while `traverse` runs in a loop on another
-/// thread (with its own connection).
+/// Measures `writes` inserts idle, then `writes` more while `traverse` (which verifies its own
+/// answer) runs in a loop on another thread (with its own connection). Also returns every
+/// timed call as a raw sample: the idle inserts, the busy ones and the traversals.
 pub fn run(
     writer: &GraphDb,
     label: &str,
     first_id: u64,
     writes: usize,
     mut traverse: impl FnMut() -> anyhow::Result<()> + Send,
-) -> anyhow::Result<Contention> {
-    let idle = write_edges(writer, first_id, writes)?;
+) -> anyhow::Result<(Contention, Vec<Sample>)> {
+    let idle = write_edges(writer, first_id, writes, Instant::now())?;
     let stop = AtomicBool::new(false);
-    let done = AtomicUsize::new(0);
-    let busy = std::thread::scope(|s| {
-        let looper = s.spawn(|| -> anyhow::Result<()> {
+    let started = Instant::now();
+    let (busy, traversals) = std::thread::scope(|s| {
+        let looper = s.spawn(|| -> anyhow::Result<Vec<(f64, f64)>> {
+            let mut done = Vec::new();
             while !stop.load(Ordering::Relaxed) {
+                let t = Instant::now();
                 traverse()?;
-                done.fetch_add(1, Ordering::Relaxed);
+                done.push((
+                    (t - started).as_secs_f64(),
+                    t.elapsed().as_nanos() as f64 / 1e3,
+                ));
             }
-            Ok(())
+            Ok(done)
         });
         // Let the first traversal get going before the writer starts.
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let busy = write_edges(writer, first_id + 2 * writes as u64, writes);
+        let busy = write_edges(writer, first_id + 2 * writes as u64, writes, started);
         stop.store(true, Ordering::Relaxed);
-        looper.join().expect("traversal thread")?;
-        busy
+        let traversals = looper.join().expect("traversal thread")?;
+        anyhow::Ok((busy?, traversals))
     })?;
-    Ok(Contention {
+    let mut samples = Vec::new();
+    for (what, calls, concurrent) in [
+        (format!("contention: insert, idle ({label})"), &idle, false),
+        (format!("contention: insert during {label}"), &busy, true),
+        (format!("contention: {label}"), &traversals, true),
+    ] {
+        samples.extend(
+            calls.iter().enumerate().map(|(i, &(at_s, us))| {
+                Sample::call(what.clone(), i, us, concurrent.then_some(at_s))
+            }),
+        );
+    }
+    let latencies = |calls: &[(f64, f64)]| calls.iter().map(|c| c.1).collect::<Vec<_>>();
+    let contention = Contention {
         traversal: label.to_string(),
-        idle: Percentiles::of(&idle),
-        busy: Percentiles::of(&busy),
-        traversals: done.into_inner(),
-    })
+        idle: Percentiles::of(&latencies(&idle)),
+        busy: Percentiles::of(&latencies(&busy)),
+        traversals: traversals.len(),
+    };
+    Ok((contention, samples))
 }

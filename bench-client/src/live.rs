@@ -2,7 +2,7 @@
 //! another connection, and how many single-edge inserts per second many connections get in
 //! (the shape of SpacetimeDB's benchmark suite: 50 connections, uniform or Zipf-skewed keys).
 
-use crate::report::model::{Percentiles, Propagation, Throughput};
+use crate::report::model::{Percentiles, Propagation, Sample, Throughput};
 use anyhow::{Context, bail, ensure};
 use graph_client::graph::{ClientError, GraphDb, TransportKind};
 use graph_client::watch::{Change, watch};
@@ -18,13 +18,14 @@ const WAIT: Duration = Duration::from_secs(30);
 /// `writes` single-edge inserts on `writer`'s connection, each after `idle` and timed from the
 /// call until a subscriber on its own connection (confirmed reads `confirmed`) sees the graph's
 /// new version. The edges join fresh vertices from `first_id`, so nothing else measured changes.
+/// Also returns each measured write as a raw sample.
 pub fn propagation(
     writer: &GraphDb,
     confirmed: bool,
     first_id: u64,
     writes: usize,
     idle: Duration,
-) -> anyhow::Result<Propagation> {
+) -> anyhow::Result<(Propagation, Vec<Sample>)> {
     let subscriber =
         GraphDb::websocket(writer.server().clone(), writer.database(), Some(confirmed));
     let mut changes = watch(&subscriber, None)?;
@@ -51,13 +52,23 @@ pub fn propagation(
         }
         // The first few warm up both connections.
         if i >= 5 {
-            latencies.push(t.elapsed().as_secs_f64() * 1e6);
+            latencies.push(t.elapsed().as_nanos() as f64 / 1e3);
         }
     }
-    Ok(Propagation {
+    let workload = format!(
+        "write → subscriber, confirmed reads {}",
+        if confirmed { "on" } else { "off" }
+    );
+    let samples = latencies
+        .iter()
+        .enumerate()
+        .map(|(i, &us)| Sample::call(workload.clone(), i, us, None))
+        .collect();
+    let propagation = Propagation {
         confirmed_reads: confirmed,
         latency: Percentiles::of(&latencies),
-    })
+    };
+    Ok((propagation, samples))
 }
 
 /// How the inserts pick their source vertex among `hot` candidates.
@@ -132,7 +143,8 @@ pub enum Calls {
 /// from its sending until the client has its answer.
 ///
 /// Each answer's callback sends its connection's next call (see [`Pipeline`]), so no thread
-/// waits on a call: the client's share of the two cores goes to its sockets and the SDK.
+/// waits on a call: the client's share of the two cores goes to its sockets and the SDK. Also
+/// returns every call as a raw sample (the inserted edge, when it was sent, its latency).
 #[allow(clippy::too_many_arguments)]
 pub fn throughput(
     db: &GraphDb,
@@ -143,7 +155,7 @@ pub fn throughput(
     candidates: usize,
     first_id: u64,
     seed: u64,
-) -> anyhow::Result<Throughput> {
+) -> anyhow::Result<(Throughput, Vec<Sample>)> {
     ensure!(
         connections > 0 && in_flight > 0 && inserts > 0,
         "nothing to insert"
@@ -181,13 +193,14 @@ pub fn throughput(
             candidates,
             first_id,
             targets: first_id + candidates as u64,
+            started,
             end: inserts,
             step: connections,
             state: Mutex::new(PipelineState {
                 rng: ChaCha8Rng::seed_from_u64(seed ^ c as u64),
                 next: c,
                 open: 0,
-                latencies: Vec::new(),
+                calls: Vec::new(),
                 error: None,
             }),
             answered: answered.clone(),
@@ -197,7 +210,7 @@ pub fn throughput(
             pipeline.send_next();
         }
     }
-    let mut latencies = Vec::with_capacity(inserts);
+    let mut calls_made = Vec::with_capacity(inserts);
     let (mut last, mut progress) = (0, Instant::now());
     for _ in 0..opened {
         let ended = loop {
@@ -215,8 +228,9 @@ pub fn throughput(
                 }
             }
         };
-        latencies.extend(ended?);
+        calls_made.extend(ended?);
     }
+    calls_made.sort_by_key(|c| c.index);
     let seconds = started.elapsed().as_secs_f64();
     let grown = db.info()?.edges - before;
     let expected = if keys.is_some() { inserts as u64 } else { 0 };
@@ -224,13 +238,26 @@ pub fn throughput(
         grown == expected,
         "{inserts} calls acknowledged but the graph grew by {grown} edges, not {expected}"
     );
-    Ok(Throughput {
-        reducer: if keys.is_some() {
-            "add_edges"
-        } else {
-            "noop_reducer"
-        }
-        .into(),
+    let reducer = if keys.is_some() {
+        "add_edges"
+    } else {
+        "noop_reducer"
+    };
+    let workload = format!(
+        "throughput: {reducer}, {} keys, {connections} connections × {in_flight} in flight",
+        keys.map_or_else(|| "no".into(), Keys::name),
+    );
+    let latencies: Vec<f64> = calls_made.iter().map(|c| c.e2e_us).collect();
+    let samples = calls_made
+        .iter()
+        .map(|c| Sample {
+            a: c.edge.map(|e| e.0),
+            b: c.edge.map(|e| e.1),
+            ..Sample::call(workload.clone(), c.index, c.e2e_us, Some(c.at_s))
+        })
+        .collect();
+    let throughput = Throughput {
+        reducer: reducer.into(),
         connections,
         in_flight,
         keys: keys.map_or_else(|| "–".into(), Keys::name),
@@ -241,7 +268,8 @@ pub fn throughput(
         seconds,
         per_second: inserts as f64 / seconds,
         latency: Percentiles::of(&latencies),
-    })
+    };
+    Ok((throughput, samples))
 }
 
 /// How long a throughput phase may go without an answer before it fails.
@@ -258,14 +286,26 @@ struct Pipeline {
     first_id: u64,
     /// Call `i` inserts an edge to the fresh vertex `targets + i`.
     targets: u64,
+    /// When the phase began.
+    started: Instant,
     end: usize,
     step: usize,
     state: Mutex<PipelineState>,
     /// Calls answered, over all connections (the stall check reads it).
     answered: Arc<AtomicUsize>,
-    /// Gets the latencies (µs) once every call sent has been answered and none is left to
-    /// send, or the first error.
-    done: mpsc::Sender<anyhow::Result<Vec<f64>>>,
+    /// Gets the calls once every call sent has been answered and none is left to send, or the
+    /// first error.
+    done: mpsc::Sender<anyhow::Result<Vec<Call>>>,
+}
+
+/// One answered call of a [`throughput`] phase.
+struct Call {
+    index: usize,
+    /// The edge it inserted (none for the empty reducer).
+    edge: Option<(u64, u64)>,
+    /// When it was sent, s after the phase began, and how long until its answer, µs.
+    at_s: f64,
+    e2e_us: f64,
 }
 
 struct PipelineState {
@@ -273,7 +313,7 @@ struct PipelineState {
     next: usize,
     /// Calls sent and not yet answered.
     open: usize,
-    latencies: Vec<f64>,
+    calls: Vec<Call>,
     /// The first failure: no call is sent after it.
     error: Option<anyhow::Error>,
 }
@@ -296,14 +336,19 @@ impl Pipeline {
             (i, self.first_id + drawn as u64)
         };
         let me = self.clone();
+        let dst = self.targets + i as u64;
+        let edge = matches!(self.calls, Calls::Inserts(_)).then_some((src, dst));
         let sent_at = Instant::now();
         let then = move |outcome: Result<(), ClientError>| {
-            me.answered(outcome.map(|()| sent_at.elapsed().as_secs_f64() * 1e6))
+            me.answered(outcome.map(|()| Call {
+                index: i,
+                edge,
+                at_s: (sent_at - me.started).as_secs_f64(),
+                e2e_us: sent_at.elapsed().as_nanos() as f64 / 1e3,
+            }))
         };
         let sent = match self.calls {
-            Calls::Inserts(_) => self
-                .link
-                .add_edges_then(&[src], &[self.targets + i as u64], then),
+            Calls::Inserts(_) => self.link.add_edges_then(&[src], &[dst], then),
             Calls::Empty => self.link.noop_reducer_then(then),
         };
         if let Err(e) = sent {
@@ -311,14 +356,14 @@ impl Pipeline {
         }
     }
 
-    /// Takes one call's outcome (its latency in µs), then sends the next call or, if this was
-    /// the last open one, reports.
-    fn answered(self: &Arc<Self>, outcome: Result<f64, ClientError>) {
+    /// Takes one call's outcome, then sends the next call or, if this was the last open one,
+    /// reports.
+    fn answered(self: &Arc<Self>, outcome: Result<Call, ClientError>) {
         self.answered.fetch_add(1, Ordering::Relaxed);
         let mut state = self.state.lock().unwrap();
         state.open -= 1;
         match outcome {
-            Ok(latency) => state.latencies.push(latency),
+            Ok(call) => state.calls.push(call),
             Err(e) => {
                 state.error.get_or_insert(e.into());
             }
@@ -329,7 +374,7 @@ impl Pipeline {
         } else if state.open == 0 {
             let report = match state.error.take() {
                 Some(e) => Err(e),
-                None => Ok(std::mem::take(&mut state.latencies)),
+                None => Ok(std::mem::take(&mut state.calls)),
             };
             let _ = self.done.send(report);
         }

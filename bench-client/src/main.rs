@@ -180,6 +180,11 @@ struct Args {
     /// (scripts/run passes the embedded host's).
     #[arg(long)]
     server_pid: Option<u32>,
+    /// The SpacetimeDB server's data directory (graph-host's `--data-dir`), whose size the
+    /// mixed workload reports; without it, that size is not measured (nothing to measure for a
+    /// host run `--in-memory`).
+    #[arg(long)]
+    server_data_dir: Option<PathBuf>,
     /// The directory `scripts/peers start` ran the peers in: the mixed workload reports each
     /// peer's memory (from `DIR/PEER.pid`) and its data's size on disk (`DIR/PEER`).
     #[arg(long)]
@@ -266,6 +271,19 @@ fn parse_system(s: &str) -> Result<String, String> {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // Every benchmark asks about the first of the `--runs` sampled vertices and pairs.
+    let full_bfs = args.workloads.contains(&Workload::BfsFull);
+    let stage1 = args.systems.iter().any(|s| s.starts_with("stdb-stage1"));
+    for (flag, n, used) in [
+        ("--bfs-runs", args.bfs_runs, full_bfs),
+        ("--stage1-runs", args.stage1_runs, stage1),
+    ] {
+        anyhow::ensure!(
+            !used || n <= args.runs,
+            "{flag} {n} is more than --runs {}: the benchmarks sample --runs vertices",
+            args.runs
+        );
+    }
     let command = recorded_command(std::env::args());
     let dir = args.direction.unwrap_or(match args.dataset {
         DatasetSpec::Ring(_) => Direction::Out,
@@ -549,17 +567,20 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let contention = match &db {
-        Some(db) if args.writes > 0 && !vertices.is_empty() => writers_vs_traversals(
-            &args,
-            db,
-            tx,
-            fresh,
-            Query::Bfs {
+        Some(db) if args.writes > 0 && !vertices.is_empty() => {
+            let traversal = Query::Bfs {
                 start: vertices[0],
                 dir,
                 max_depth: None,
-            },
-        )?,
+            };
+            answers.prepare(std::slice::from_ref(&traversal))?;
+            let (contention, calls) =
+                writers_vs_traversals(&args, db, tx, fresh, traversal, |q, r| {
+                    answers.verify(q, r)
+                })?;
+            samples.extend(calls);
+            contention
+        }
         _ => Vec::new(),
     };
 
@@ -578,9 +599,12 @@ fn main() -> anyhow::Result<()> {
                 },
             ];
             answers.prepare(&traversals)?;
-            traversals_under_writes(&args, db, tx, fresh, &traversals, |q, r| {
-                answers.verify(q, r)
-            })?
+            let (under_writes, calls) =
+                traversals_under_writes(&args, db, tx, fresh, &traversals, |q, r| {
+                    answers.verify(q, r)
+                })?;
+            samples.extend(calls);
+            under_writes
         }
         _ => Vec::new(),
     };
@@ -609,9 +633,22 @@ fn main() -> anyhow::Result<()> {
                     data_dir: data_dir.clone(),
                     seed: args.seed,
                 };
-                let Some((m, calls)) =
-                    mixed::run(system.as_mut(), &reference, &vertices, &pairs, &spec)?
-                else {
+                let outcome = mixed::run(system.as_mut(), &reference, &vertices, &pairs, &spec);
+                let Some((m, calls)) = (match outcome {
+                    // As in the benchmarks: a peer that fails or answers wrong is listed as
+                    // such and the run goes on; SpacetimeDB's failure ends it.
+                    Err(e) if model::is_peer(system.name()) => {
+                        let failed = format!(
+                            "{} fails the mixed workload ({} keys): {e:#}",
+                            system.name(),
+                            keys.name()
+                        );
+                        println!("{failed}");
+                        skips.push(failed);
+                        break;
+                    }
+                    other => other?,
+                }) else {
                     let skipped = format!(
                         "{} skips the mixed workload: the benchmark reaches it through one \
                          client (its worker process, on one pipe)",
@@ -647,7 +684,11 @@ fn main() -> anyhow::Result<()> {
     };
 
     let (propagation, throughput) = match &db {
-        Some(db) => live_workloads(&args, db, fresh)?,
+        Some(db) => {
+            let (propagation, throughput, calls) = live_workloads(&args, db, fresh)?;
+            samples.extend(calls);
+            (propagation, throughput)
+        }
         None => (Vec::new(), Vec::new()),
     };
 
@@ -774,7 +815,7 @@ fn connect(
 /// `--server-pid`; a peer's pid file and data directory in `--peer-dir`.
 fn server_process(args: &Args, store: &str) -> (Option<u32>, Option<PathBuf>) {
     if store == stdb::STORE {
-        return (args.server_pid, None);
+        return (args.server_pid, args.server_data_dir.clone());
     }
     let Some(dir) = &args.peer_dir else {
         return (None, None);
@@ -788,14 +829,14 @@ fn server_process(args: &Args, store: &str) -> (Option<u32>, Option<PathBuf>) {
     (pid, data)
 }
 
-/// Warm-up and measured calls of `workload` on `system`. The Stage-1 baselines scan every edge
-/// per query: `--stage1-runs` and no warm-up. Otherwise `--warmup`, and `--runs`, or
-/// `--bfs-runs` for a full BFS, which visits a whole component.
 /// The pause before every measured call (`--idle-ms`).
 fn idle(args: &Args) -> Duration {
     Duration::from_secs_f64(args.idle_ms.max(0.0) / 1e3)
 }
 
+/// Warm-up and measured calls of `workload` on `system`. The Stage-1 baselines scan every edge
+/// per query: `--stage1-runs` and no warm-up. Otherwise `--warmup`, and `--runs`, or
+/// `--bfs-runs` for a full BFS, which visits a whole component.
 fn plan(args: &Args, system: &str, workload: Workload) -> (usize, usize) {
     match system {
         "stdb-stage1" | "stdb-stage1-reducer" => (0, args.stage1_runs),
@@ -837,7 +878,8 @@ fn writers_vs_traversals(
     tx: TxOptions,
     fresh: u64,
     traversal: Query,
-) -> anyhow::Result<Vec<Contention>> {
+    check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
+) -> anyhow::Result<(Vec<Contention>, Vec<Sample>)> {
     // A connection of its own: the writes must not queue behind the traversals' calls.
     let writer = db.reconnect();
     let first_id = fresh + 1_000_000;
@@ -850,16 +892,22 @@ fn writers_vs_traversals(
             args.stage1_writes,
         ),
     ];
-    let mut out = Vec::new();
+    let (mut out, mut samples) = (Vec::new(), Vec::new());
     for (mode, label, first_id, writes) in phases {
         let mut looping = SpacetimeDb::new(db.clone(), mode, tx, &args.server_kind);
         if !args.systems.iter().any(|s| s == looping.name()) {
             continue;
         }
-        let traverse = move || looping.answer(&traversal).map(drop);
-        out.push(contention::run(&writer, label, first_id, writes, traverse)?);
+        let (traversal, check) = (&traversal, &check);
+        let traverse = move || {
+            let answer = looping.answer(traversal)?;
+            check(traversal, &answer.reply).with_context(|| format!("{label}: {traversal}"))
+        };
+        let (contention, calls) = contention::run(&writer, label, first_id, writes, traverse)?;
+        out.push(contention);
+        samples.extend(calls);
     }
-    Ok(out)
+    Ok((out, samples))
 }
 
 /// Each traversal in a loop while a writer changes edges at each of `--write-rates` (see
@@ -871,15 +919,15 @@ fn traversals_under_writes(
     fresh: u64,
     traversals: &[Query],
     check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
-) -> anyhow::Result<Vec<model::UnderWrites>> {
+) -> anyhow::Result<(Vec<model::UnderWrites>, Vec<Sample>)> {
     let writer = db.reconnect();
     let mut system = SpacetimeDb::new(db.clone(), Mode::Stage2, tx, &args.server_kind);
     let mut first_id = fresh + 500_000_000;
     let duration = Duration::from_secs_f64(args.under_writes_secs);
-    let mut out = Vec::new();
+    let (mut out, mut samples) = (Vec::new(), Vec::new());
     for &rate in &args.write_rates {
         for query in traversals {
-            let w = under_writes::run(
+            let (w, calls) = under_writes::run(
                 &mut system,
                 query,
                 &writer,
@@ -902,25 +950,28 @@ fn traversals_under_writes(
                 fmt_us(w.writer.p99)
             );
             out.push(w);
+            samples.extend(calls);
         }
     }
-    Ok(out)
+    Ok((out, samples))
 }
 
 /// Write → subscriber latency and concurrent insert throughput over the WebSocket, on fresh
-/// vertices (so that nothing measured before changes).
+/// vertices (so that nothing measured before changes); with every call as a raw sample.
 fn live_workloads(
     args: &Args,
     db: &GraphDb,
     fresh: u64,
-) -> anyhow::Result<(Vec<model::Propagation>, Vec<model::Throughput>)> {
+) -> anyhow::Result<(Vec<model::Propagation>, Vec<model::Throughput>, Vec<Sample>)> {
     let base = fresh + 100_000_000;
     let mut propagation = Vec::new();
+    let mut samples = Vec::new();
     if args.propagation_writes > 0 {
         for (i, confirmed) in [true, false].into_iter().enumerate() {
             let first_id = base + i as u64 * 10_000_000;
-            let p =
+            let (p, calls) =
                 live::propagation(db, confirmed, first_id, args.propagation_writes, idle(args))?;
+            samples.extend(calls);
             println!(
                 "write → subscriber, confirmed reads {}: p50 {}, p99 {}",
                 if confirmed { "on" } else { "off" },
@@ -945,7 +996,7 @@ fn live_workloads(
         });
         for (i, (in_flight, calls)) in phases.enumerate() {
             let first_id = base + (2 + i as u64) * 10_000_000;
-            let t = live::throughput(
+            let (t, made) = live::throughput(
                 db,
                 args.connections,
                 in_flight,
@@ -955,6 +1006,7 @@ fn live_workloads(
                 first_id,
                 args.seed,
             )?;
+            samples.extend(made);
             match calls {
                 Calls::Inserts(_) => println!(
                     "{} connections, {} in flight each, {} sources ({:.0}% on the hottest 1%): {:.0} inserts/s, {} counted",
@@ -973,7 +1025,7 @@ fn live_workloads(
             throughput.push(t);
         }
     }
-    Ok((propagation, throughput))
+    Ok((propagation, throughput, samples))
 }
 
 fn environment(

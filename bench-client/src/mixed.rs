@@ -211,7 +211,6 @@ pub fn run(
             .reply;
         let found = match reply {
             Reply::Path(p) => p == [src, dst],
-            Reply::Distance(d) => d == 1,
             Reply::Unreachable | Reply::UnknownVertex => false,
             other => anyhow::bail!("{name}: path {src} → {dst}: {other:?}"),
         };

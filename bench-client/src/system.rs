@@ -130,8 +130,6 @@ pub enum Reply {
     Reached(u64),
     /// A shortest path, both ends included (`[a]` when `a == b`).
     Path(Vec<u64>),
-    /// A shortest path's hop count.
-    Distance(u32),
     /// A path of least total weight, both ends included, and its total weight as the system
     /// reported it.
     WeightedPath { path: Vec<u64>, weight: f64 },

@@ -9,7 +9,7 @@
 //! logs, and the snapshot applies, every change.
 
 use crate::measure;
-use crate::report::model::{Percentiles, UnderWrites};
+use crate::report::model::{Percentiles, Sample, UnderWrites};
 use crate::system::{Query, Reply, System};
 use anyhow::Context;
 use graph_client::graph::GraphDb;
@@ -21,7 +21,7 @@ const TICKS_PER_SECOND: u32 = 50;
 
 /// Runs `query` on `system` in a loop for `duration` while `writer` changes `rate` edges per
 /// second (adds and removes together), using vertex ids from `first_id`; `check` verifies each
-/// answer.
+/// answer. Also returns every timed call, traversals and writes, as a raw sample.
 pub fn run(
     system: &mut dyn System,
     query: &Query,
@@ -30,23 +30,24 @@ pub fn run(
     duration: Duration,
     first_id: u64,
     check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
-) -> anyhow::Result<UnderWrites> {
+) -> anyhow::Result<(UnderWrites, Vec<Sample>)> {
     let ticks = TICKS_PER_SECOND.min(rate.div_ceil(2)).max(1);
     let per_tick = (rate / ticks / 2).max(1) as u64;
     let stop = AtomicBool::new(false);
     let started = Instant::now();
     let (reads, writes) = std::thread::scope(|s| {
-        let writes = s.spawn(|| write_at(writer, ticks, per_tick, first_id, &stop));
+        let writes = s.spawn(|| write_at(writer, ticks, per_tick, first_id, &stop, started));
         let mut reads = Vec::new();
         let read = (|| {
             while started.elapsed() < duration {
+                let at_s = started.elapsed().as_secs_f64();
                 let timed = measure::measure(
                     std::slice::from_ref(query),
                     measure::Pace::default(),
                     |q| system.answer(q).with_context(|| format!("{q} failed")),
                     |q, a| check(q, &a.reply).with_context(|| format!("wrong answer to {q}")),
                 )?;
-                reads.extend(timed);
+                reads.extend(timed.into_iter().map(|t| (at_s, t)));
             }
             anyhow::Ok(())
         })();
@@ -56,32 +57,54 @@ pub fn run(
     })?;
     let (write_us, changes) = writes?;
     let elapsed = started.elapsed().as_secs_f64();
-    let stats: Vec<_> = reads.iter().filter_map(|r| r.value.stats).collect();
+    let stats: Vec<_> = reads.iter().filter_map(|(_, r)| r.value.stats).collect();
     let of = |f: fn(&crate::system::TxStats) -> u64| {
         Percentiles::of(&stats.iter().map(|s| f(s) as f64).collect::<Vec<_>>())
     };
-    Ok(UnderWrites {
+    let (a, b) = query.input();
+    let traversals = format!("under writes at {rate}/s: {query}");
+    let mut samples: Vec<Sample> = reads
+        .iter()
+        .enumerate()
+        .map(|(i, (at_s, r))| Sample {
+            a: Some(a),
+            b,
+            stats: r.value.stats,
+            ..Sample::call(traversals.clone(), i, r.e2e_us, Some(*at_s))
+        })
+        .collect();
+    let writes = format!("under writes at {rate}/s: writer beside {query}");
+    samples.extend(
+        write_us
+            .iter()
+            .enumerate()
+            .map(|(i, &(at_s, us))| Sample::call(writes.clone(), i, us, Some(at_s))),
+    );
+    let under_writes = UnderWrites {
         traversal: query.to_string(),
         rate,
         changes_per_second: changes as f64 / elapsed,
-        latency: Percentiles::of(&reads.iter().map(|r| r.e2e_us).collect::<Vec<_>>()),
-        writer: Percentiles::of(&write_us),
+        latency: Percentiles::of(&reads.iter().map(|(_, r)| r.e2e_us).collect::<Vec<_>>()),
+        writer: Percentiles::of(&write_us.iter().map(|w| w.1).collect::<Vec<_>>()),
         from_snapshot: stats.iter().filter(|s| s.from_snapshot).count(),
         pinned: stats.iter().filter(|s| s.pinned).count(),
         changes_applied: of(|s| s.changes_applied),
         catch_up_us: of(|s| s.catch_up_us),
-    })
+    };
+    Ok((under_writes, samples))
 }
 
 /// Every tick, adds `per_tick` edges between fresh vertices and removes the previous tick's,
-/// until `stop`; returns each call's latency (µs) and the number of edges changed.
+/// until `stop`; returns each call's start (s after `started`) and latency (µs), and the
+/// number of edges changed.
 fn write_at(
     writer: &GraphDb,
     ticks: u32,
     per_tick: u64,
     first_id: u64,
     stop: &AtomicBool,
-) -> anyhow::Result<(Vec<f64>, u64)> {
+    started: Instant,
+) -> anyhow::Result<(Vec<(f64, f64)>, u64)> {
     let period = Duration::from_secs(1) / ticks;
     let mut latencies = Vec::new();
     let mut changed = 0u64;
@@ -91,7 +114,10 @@ fn write_at(
     let mut timed = |call: &dyn Fn() -> anyhow::Result<()>| -> anyhow::Result<()> {
         let t = Instant::now();
         call()?;
-        latencies.push(t.elapsed().as_nanos() as f64 / 1e3);
+        latencies.push((
+            (t - started).as_secs_f64(),
+            t.elapsed().as_nanos() as f64 / 1e3,
+        ));
         Ok(())
     };
     while !stop.load(Ordering::Relaxed) {

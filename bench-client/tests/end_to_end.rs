@@ -27,12 +27,33 @@ fn run_bench(host: &TestHost, out: &Path, args: &[&str]) -> String {
 }
 
 /// The JSON report `name` in `out`.
+/// The fields of a CSV line, unquoted.
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field)),
+            c => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
 fn report(out: &Path, name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join(name)).unwrap()).unwrap()
 }
 
 /// Checks that `<dataset>-samples.jsonl` and `.csv` hold one row per measured call of every
-/// result row of `report`, and returns the JSONL rows.
+/// result row of `report`, besides those of the phases that time writes one at a time
+/// (write → subscriber, inserts on an idle server before the contention phase), and returns
+/// the JSONL rows.
 fn check_samples(out: &Path, report: &Value) -> Vec<Value> {
     let dataset = report["environment"]["dataset"].as_str().unwrap();
     let read = |ext: &str| std::fs::read_to_string(out.join(format!("{dataset}-samples.{ext}")));
@@ -56,7 +77,16 @@ fn check_samples(out: &Path, report: &Value) -> Vec<Value> {
         assert_eq!(indexes, (0..calls as u64).collect::<Vec<_>>(), "{r}");
         measured += calls;
     }
-    assert_eq!(rows.len(), measured, "a sample row per measured call");
+    let phases = |s: &&Value| {
+        let w = s["workload"].as_str().unwrap();
+        w.starts_with("write → subscriber") || w.starts_with("contention: insert, idle")
+    };
+    let phase_rows = rows.iter().filter(phases).count();
+    assert_eq!(
+        rows.len(),
+        measured + phase_rows,
+        "a sample row per measured call"
+    );
     for s in &rows {
         assert!(s["e2e_us"].as_f64().unwrap() > 0.0, "{s}");
         if s["workload"] == "path" {
@@ -243,6 +273,7 @@ fn small_benchmark_runs_verified_and_reports() {
     let samples = check_samples(out.path(), &report);
     // 20 calls each of the empty procedure and the empty reducer, over each transport, and
     // over the WebSocket without the SDK.
+    let floor = |s: &&Value| s["workload"].as_str().unwrap().starts_with("empty ");
     for system in ["stdb", "stdb-http", "stdb-ws-raw"] {
         for workload in ["empty procedure", "empty reducer"] {
             let calls = samples
@@ -252,8 +283,83 @@ fn small_benchmark_runs_verified_and_reports() {
             assert_eq!(calls, 20, "{workload} calls by {system}");
         }
     }
-    let floor = samples.iter().filter(|s| s["a"].is_null()).count();
-    assert_eq!(floor, 120);
+    assert_eq!(samples.iter().filter(floor).count(), 120);
+    // Every call of the other phases is a raw sample too: one at a time in the samples files,
+    // while others run in the concurrent file. Each phase's calls, by name, numbered from 0.
+    let count = |rows: &[Value], prefix: &str| {
+        let mut indexes: Vec<u64> = rows
+            .iter()
+            .filter(|s| s["workload"].as_str().unwrap().starts_with(prefix))
+            .map(|s| s["index"].as_u64().unwrap())
+            .collect();
+        indexes.sort_unstable();
+        indexes
+    };
+    let numbered = |n: u64| (0..n).collect::<Vec<u64>>();
+    for confirmed in ["on", "off"] {
+        let prefix = format!("write → subscriber, confirmed reads {confirmed}");
+        assert_eq!(count(&samples, &prefix), numbered(20), "{prefix}");
+    }
+    // --writes 5, --stage1-writes 2.
+    let contention = [("Stage-2 full BFS loop", 5), ("Stage-1 full BFS loop", 2)];
+    for (label, writes) in contention {
+        let prefix = format!("contention: insert, idle ({label})");
+        assert_eq!(count(&samples, &prefix), numbered(writes), "{prefix}");
+    }
+    let mut text = String::new();
+    let gz = std::fs::File::open(out.path().join("fb-concurrent-samples.csv.gz")).unwrap();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz), &mut text).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let concurrent: Vec<Value> = lines
+        .map(|line| {
+            let fields = csv_fields(line);
+            assert_eq!(fields.len(), header.len(), "{line}");
+            let cell = |name: &str| &fields[header.iter().position(|h| *h == name).unwrap()];
+            serde_json::json!({
+                "workload": cell("workload"),
+                "index": cell("index").parse::<u64>().unwrap(),
+                "at_s": cell("at_s").parse::<f64>().unwrap(),
+                "e2e_us": cell("e2e_us").parse::<f64>().unwrap(),
+            })
+        })
+        .collect();
+    assert!(
+        concurrent
+            .iter()
+            .all(|s| s["e2e_us"].as_f64().unwrap() > 0.0)
+    );
+    for (label, writes) in contention {
+        let prefix = format!("contention: insert during {label}");
+        assert_eq!(count(&concurrent, &prefix), numbered(writes), "{prefix}");
+        let c = report["contention"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["traversal"] == label)
+            .unwrap();
+        let loops = c["traversals"].as_u64().unwrap();
+        assert!(loops > 0, "{c}");
+        let prefix = format!("contention: {label}");
+        assert_eq!(count(&concurrent, &prefix), numbered(loops), "{prefix}");
+    }
+    for w in under_writes {
+        let (rate, query) = (&w["rate"], w["traversal"].as_str().unwrap());
+        let prefix = format!("under writes at {rate}/s: {query}");
+        let reads = w["latency"]["count"].as_u64().unwrap();
+        assert_eq!(count(&concurrent, &prefix), numbered(reads), "{prefix}");
+        let prefix = format!("under writes at {rate}/s: writer beside {query}");
+        let writes = w["writer"]["count"].as_u64().unwrap();
+        assert_eq!(count(&concurrent, &prefix), numbered(writes), "{prefix}");
+    }
+    let throughput_calls = count(&concurrent, "throughput: ");
+    assert_eq!(throughput_calls.len(), 6 * 500);
+    for (i, chunk) in throughput_calls.chunks(6).enumerate() {
+        assert_eq!(
+            chunk, [i as u64; 6],
+            "each phase numbers its 500 calls from 0"
+        );
+    }
     let md = std::fs::read_to_string(out.path().join("fb.md")).unwrap();
     assert!(
         md.contains("| path | stage2 |") && md.contains("graph-bench"),
@@ -493,6 +599,38 @@ fn label_workloads_without_labels_are_refused() {
         stderr.contains("the bfs-labels workload needs --random-labels K"),
         "{stderr}"
     );
+}
+
+/// The benchmarks sample `--runs` vertices: asking for more full BFS (or Stage-1) calls than
+/// that is refused rather than quietly cut to `--runs`, but only when those benchmarks run.
+#[test]
+fn more_full_bfs_runs_than_sampled_vertices_are_refused() {
+    let bench = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_graph-bench"))
+            .args(["--dataset", "grid:4", "--server", "http://127.0.0.1:1"])
+            .args(args)
+            .output()
+            .expect("running graph-bench")
+    };
+    let run = bench(&["--workloads", "bfs", "--runs", "3", "--bfs-runs", "10"]);
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("--bfs-runs 10 is more than --runs 3"),
+        "{stderr}"
+    );
+    // Without the full BFS, the default --bfs-runs does not matter: the run gets as far as
+    // the (absent) server.
+    let run = bench(&[
+        "--workloads",
+        "neighbors",
+        "--runs",
+        "1",
+        "--systems",
+        "stdb",
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!stderr.contains("is more than --runs"), "{stderr}");
 }
 
 /// A dataset at the edges of what the workloads assume: ids at the top of the u64 range (the

@@ -105,7 +105,8 @@ pub fn table(report: &Report) -> String {
             opt(format!("{}", s.transactions_p50)),
             opt(format!("{}", s.yields_p50)),
             opt(format!("{}", s.edges_scanned_p50)),
-            opt(format!("{} of {}", s.from_snapshot, s.e2e.count)),
+            // Of the answers that carry the module's stats (an unknown vertex's carries none).
+            opt(format!("{} of {}", s.from_snapshot, s.max_hold.count)),
         );
     }
     let systems = comparison(&report.results, &report.loads);
@@ -322,7 +323,7 @@ fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
         t,
         "\nMixed workload side by side: {} writers ({} ms apart) and {} readers for {:.0} s per \
          run{}; latency p99 (writes: max), memory at the end (PSS of the server's processes), \
-         data on disk at the end\n",
+         data on disk at the end (–: not measured; a server in memory has none)\n",
         runs[0].writers,
         runs[0].write_delay_ms,
         runs[0].readers,
@@ -360,7 +361,7 @@ fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
             p99("BFS depth 2"),
             p99("shortest path"),
             m.memory_end.map_or("–".into(), mib),
-            m.disk_bytes.map_or("in memory".into(), mib),
+            m.disk_bytes.map_or("–".into(), mib),
         );
     }
     for m in runs {

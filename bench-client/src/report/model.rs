@@ -195,6 +195,26 @@ pub struct Sample {
     pub stats: Option<TxStats>,
 }
 
+impl Sample {
+    /// SpacetimeDB's call `index` of one of the phases that time calls other than the
+    /// benchmark's queries (writes, or traversals while others write): its time in µs, and when
+    /// it began in seconds after the phase started, for calls made while others run.
+    pub fn call(workload: String, index: usize, e2e_us: f64, at_s: Option<f64>) -> Sample {
+        Sample {
+            system: "stdb".into(),
+            workload,
+            index,
+            a: None,
+            b: None,
+            e2e_us,
+            server_us: None,
+            client_us: None,
+            at_s,
+            stats: None,
+        }
+    }
+}
+
 /// The `p`-th percentile (0–100) of `values` by nearest rank; 0 for no values.
 pub fn percentile(values: &[f64], p: f64) -> f64 {
     if values.is_empty() {

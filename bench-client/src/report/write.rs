@@ -1,7 +1,9 @@
-//! The report's files: `<dataset>.json` (the model as is), the raw samples
-//! `<dataset>-samples.jsonl` and `.csv`, those of the mixed workload's concurrent calls (a
-//! hundred thousand rows or more a run) in `<dataset>-mixed-samples.csv.gz` only, the charts,
-//! and `<dataset>.md` showing the tables and linking the rest.
+//! The report's files: `<dataset>.json` (the model as is), the raw samples of calls made one
+//! at a time in `<dataset>-samples.jsonl` and `.csv`; those of calls made while others ran (a
+//! hundred thousand rows or more a run), gzipped CSV only: the mixed workload's in
+//! `<dataset>-mixed-samples.csv.gz`, the other phases' (contention, traversals under writes,
+//! insert throughput) in `<dataset>-concurrent-samples.csv.gz`; the charts, and `<dataset>.md`
+//! showing the tables and linking the rest.
 
 use super::markdown;
 use super::model::{Report, Sample};
@@ -22,6 +24,9 @@ pub fn write(report: &Report, samples: &[Sample], dir: &Path) -> anyhow::Result<
     // The concurrent workloads' calls are those that record when they began.
     let (concurrent, one_at_a_time): (Vec<&Sample>, Vec<&Sample>) =
         samples.iter().partition(|s| s.at_s.is_some());
+    let (mixed, other): (Vec<&Sample>, Vec<&Sample>) = concurrent
+        .into_iter()
+        .partition(|s| s.workload.starts_with("mixed "));
     let mut samples_files = vec![
         (
             format!("{dataset}-samples.jsonl"),
@@ -32,10 +37,12 @@ pub fn write(report: &Report, samples: &[Sample], dir: &Path) -> anyhow::Result<
             samples::csv(one_at_a_time.iter().copied())?.into_bytes(),
         ),
     ];
-    if !concurrent.is_empty() {
-        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-        gz.write_all(samples::csv(concurrent)?.as_bytes())?;
-        samples_files.push((format!("{dataset}-mixed-samples.csv.gz"), gz.finish()?));
+    for (kind, calls) in [("mixed", mixed), ("concurrent", other)] {
+        if !calls.is_empty() {
+            let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+            gz.write_all(samples::csv(calls)?.as_bytes())?;
+            samples_files.push((format!("{dataset}-{kind}-samples.csv.gz"), gz.finish()?));
+        }
     }
     let mut sample_paths = Vec::new();
     for (name, bytes) in &samples_files {
@@ -97,6 +104,13 @@ mod tests {
             at_s: Some(5.0 + index as f64),
             ..first.clone()
         }));
+        // And one of a throughput phase: the other concurrent file.
+        samples.push(Sample::call(
+            "throughput: add_edges".into(),
+            0,
+            300.0,
+            Some(0.5),
+        ));
         let paths = write(&report, &samples, dir.path()).unwrap();
         let names: Vec<_> = paths
             .iter()
@@ -110,6 +124,7 @@ mod tests {
                 "tiny-samples.jsonl",
                 "tiny-samples.csv",
                 "tiny-mixed-samples.csv.gz",
+                "tiny-concurrent-samples.csv.gz",
                 "tiny-latency.png",
                 "tiny-hold.png"
             ]
@@ -118,24 +133,37 @@ mod tests {
         assert!(
             md.contains("[tiny-samples.jsonl](tiny-samples.jsonl)")
                 && md.contains("[tiny-samples.csv](tiny-samples.csv)")
-                && md.contains("[tiny-mixed-samples.csv.gz](tiny-mixed-samples.csv.gz)"),
+                && md.contains("[tiny-mixed-samples.csv.gz](tiny-mixed-samples.csv.gz)")
+                && md.contains("[tiny-concurrent-samples.csv.gz](tiny-concurrent-samples.csv.gz)"),
             "{md}"
         );
         let lines = |p: &PathBuf| std::fs::read_to_string(p).unwrap().lines().count();
         assert_eq!((lines(&paths[2]), lines(&paths[3])), (3, 4));
-        let mut mixed = String::new();
-        let gz = std::fs::File::open(&paths[4]).unwrap();
-        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz), &mut mixed).unwrap();
+        let gunzip = |p: &PathBuf| {
+            let mut text = String::new();
+            let gz = std::fs::File::open(p).unwrap();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(gz), &mut text)
+                .unwrap();
+            text
+        };
+        let mixed = gunzip(&paths[4]);
         let rows: Vec<&str> = mixed.lines().collect();
         assert_eq!(rows.len(), 3, "{mixed}");
         assert!(rows[1].contains("mixed uniform: add edge") && rows[2].contains(",6.0,"));
+        let concurrent = gunzip(&paths[5]);
+        let rows: Vec<&str> = concurrent.lines().collect();
+        assert_eq!(rows.len(), 2, "{concurrent}");
+        assert!(
+            rows[1].starts_with("stdb,throughput: add_edges,0,,,300.0,"),
+            "{concurrent}"
+        );
         assert!(md.contains("![tiny-latency](tiny-latency.png)"), "{md}");
         assert!(md.contains("![tiny-hold](tiny-hold.png)"), "{md}");
         assert!(md.contains("| path | neo4j | 10 | 120 µs |"), "{md}");
         let json: Report =
             serde_json::from_str(&std::fs::read_to_string(&paths[1]).unwrap()).unwrap();
         assert_eq!(json.results.len(), 2);
-        for png in &paths[5..] {
+        for png in &paths[6..] {
             assert!(std::fs::read(png).unwrap().starts_with(b"\x89PNG"));
         }
     }
