@@ -25,8 +25,10 @@ pub fn check_writer(ctx: &ReducerContext) -> Result<(), String> {
     if writers.identity().find(ctx.sender()).is_some() {
         return Ok(());
     }
-    if writers.iter().all(|w| !w.owner) {
-        // No owner recorded (see the module docs): the first writer becomes it.
+    if writers.count() == 0 {
+        // A database from before this table (see the module docs): the first writer becomes
+        // its owner. Only then: rows without an owner (the owner's own SQL can leave them) make
+        // no stranger the owner.
         writers.insert(GraphWriter {
             identity: ctx.sender(),
             owner: true,

@@ -96,11 +96,30 @@ fn only_the_owner_and_granted_writers_change_the_graph() {
     }
     assert_eq!(owner.info().unwrap().edges, 3);
     owner.revoke_writer(identity).unwrap();
-    all_writes_refused(&GraphDb::open(stranger_server, "graph", TransportKind::Ws));
+    all_writes_refused(&GraphDb::open(
+        stranger_server.clone(),
+        "graph",
+        TransportKind::Ws,
+    ));
 
     // The owner cannot lose its own right.
     let me = owner.identity().unwrap().unwrap();
     refused(owner.revoke_writer(me), "revoke_writer");
     owner.clear().unwrap();
     assert_eq!(owner.info().unwrap().edges, 0);
+
+    // Writers without an owner (the owner's own SQL took its flag) make no stranger the owner
+    // (an audit saw one take over by writing first); with no writer recorded at all, as in a
+    // database from before the table, the first writer becomes the owner.
+    let sql = |query: &str| owner.server().sql("graph", query).unwrap();
+    sql("UPDATE graph_writer SET owner = false");
+    let stranger = GraphDb::open(stranger_server, "graph", TransportKind::Http);
+    refused(stranger.add_edges(&[7], &[8]), "add_edges");
+    refused(stranger.grant_writer(identity), "grant_writer");
+    assert_eq!(owner.info().unwrap().edges, 0, "a refused call wrote");
+    sql("DELETE FROM graph_writer");
+    stranger.add_edges(&[7], &[8]).unwrap();
+    stranger.grant_writer(me).unwrap();
+    let writers = &sql("SELECT * FROM graph_writer")[0].rows;
+    assert_eq!(writers.len(), 2, "{writers:?}");
 }
