@@ -167,6 +167,11 @@ pub struct Control {
     /// so no call can relaunch a replica that a reset is about to retire (as in the official
     /// standalone server's publication lock).
     fence: tokio::sync::RwLock<()>,
+    /// Why each replica that failed to start did, the first time. A start that fails while
+    /// opening the data (a commit log corrupt in the middle) leaves the engine's lock on the
+    /// replica's directory held, so every later attempt fails with "Database is already
+    /// opened", which would hide the cause from every client.
+    start_failures: Mutex<BTreeMap<u64, String>>,
 }
 
 impl Control {
@@ -192,6 +197,7 @@ impl Control {
             registry_file,
             registry: Mutex::new(registry),
             fence: tokio::sync::RwLock::new(()),
+            start_failures: Mutex::default(),
         })
     }
 
@@ -210,7 +216,10 @@ impl Control {
                 .await
             {
                 Ok(_) => log::info!("database {name} started"),
-                Err(e) => log::error!("database {name} failed to start: {e:#}"),
+                Err(e) => {
+                    let e = self.start_failed(db.replica_id, e);
+                    log::error!("database {name}: {e:#}");
+                }
             }
         }
     }
@@ -237,6 +246,25 @@ impl Control {
         }
     }
 
+    /// The replicas whose database is running (not those that failed to start).
+    pub async fn running_replicas(&self) -> std::collections::BTreeSet<u64> {
+        let replicas: Vec<u64> = self
+            .registry
+            .lock()
+            .unwrap()
+            .databases
+            .iter()
+            .map(|d| d.replica_id)
+            .collect();
+        let mut running = std::collections::BTreeSet::new();
+        for replica_id in replicas {
+            if self.hc.get_module_host(replica_id).await.is_ok() {
+                running.insert(replica_id);
+            }
+        }
+        running
+    }
+
     /// The registered database `target` names.
     pub fn resolve(&self, target: &Target) -> Result<DbRecord> {
         let registry = self.registry.lock().unwrap();
@@ -260,10 +288,30 @@ impl Control {
     /// The running module of `db`, launching it if needed.
     pub async fn module(&self, db: &DbRecord) -> Result<ModuleHost> {
         let _shared = self.fence.read().await;
-        self.hc
+        match self
+            .hc
             .get_or_launch_module_host(db.database(), db.replica_id)
             .await
-            .map_err(|e| ControlError::Engine(e.context("failed to get or launch module host")))
+        {
+            Ok(module) => {
+                // A start that failed for a passing reason is forgotten once one succeeds.
+                self.start_failures.lock().unwrap().remove(&db.replica_id);
+                Ok(module)
+            }
+            Err(e) => Err(self.start_failed(db.replica_id, e)),
+        }
+    }
+
+    /// The error of a failed start of `replica_id`: the first failure's cause, which later
+    /// attempts only hide (see `start_failures`).
+    fn start_failed(&self, replica_id: u64, e: anyhow::Error) -> ControlError {
+        let mut failures = self.start_failures.lock().unwrap();
+        let first = failures
+            .entry(replica_id)
+            .or_insert_with(|| format!("{e:#}"));
+        ControlError::Engine(anyhow::anyhow!(
+            "the database failed to start: {first} (restart the host once its data is repaired)"
+        ))
     }
 
     /// A watch on `db`'s running module, launching it if needed: what a WebSocket connection
@@ -273,7 +321,7 @@ impl Control {
         self.hc
             .watch_maybe_launch_module_host(db.database(), db.replica_id)
             .await
-            .map_err(|e| ControlError::Engine(e.context("failed to get or launch module host")))
+            .map_err(|e| self.start_failed(db.replica_id, e))
     }
 
     /// `POST /v1/database` (`target == None`) and `PUT /v1/database/:name_or_identity`. An

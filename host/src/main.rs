@@ -271,8 +271,9 @@ async fn serve(
             "snapshotting the databases before stopping (up to {} s each; signal again to skip)",
             SNAPSHOT_ON_STOP_LIMIT.as_secs()
         );
+        let running = app.control.running_replicas().await;
         tokio::select! {
-            () = persistence.snapshot_all(SNAPSHOT_ON_STOP_LIMIT) => {}
+            () = persistence.snapshot_all(&running, SNAPSHOT_ON_STOP_LIMIT) => {}
             () = stop.next() => log::warn!(
                 "stopping without waiting for the snapshots: the restart replays the commit log"
             ),

@@ -14,7 +14,7 @@
 //! crash replays the log from an older one. Each database's unfinished snapshots are therefore
 //! removed as it starts, which only this host can be doing: it holds the data dir's pid file.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,17 +49,19 @@ impl SnapshotOnStop {
         }
     }
 
-    /// Snapshots every replica whose commit log has transactions after its latest snapshot,
-    /// waiting up to `limit` for each. Call it before the databases stop: a snapshot captures a
-    /// running database's committed state. Failures are logged; the commit log still holds
+    /// Snapshots every replica of `running` whose commit log has transactions after its latest
+    /// snapshot, waiting up to `limit` for each. Call it before the databases stop: a snapshot
+    /// captures a running database's committed state (one that failed to start has none, and
+    /// its worker would never answer). Failures are logged; the commit log still holds
     /// everything.
-    pub async fn snapshot_all(&self, limit: Duration) {
+    pub async fn snapshot_all(&self, running: &BTreeSet<u64>, limit: Duration) {
         // Replicas whose commit log has closed (deleted databases) are skipped.
         let replicas: Vec<(u64, SnapshotWorker, Option<u64>)> = self
             .replicas
             .lock()
             .unwrap()
             .iter()
+            .filter(|(id, _)| running.contains(id))
             .filter_map(|(&id, r)| {
                 let logged = r.durability.durable_tx_offset().get().ok()?;
                 Some((id, r.snapshots.clone(), logged))

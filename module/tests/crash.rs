@@ -200,3 +200,75 @@ fn a_crash_during_reads_and_writes_loses_no_acknowledged_write() {
         }
     }
 }
+
+/// A commit log damaged in the middle (not a torn end, which recovery cuts off) stops the
+/// database from starting. Every request to it must then say why, not only the first: the
+/// failed start leaves the engine's lock on the data held, and later attempts failed with
+/// "Database is already opened" (a crash audit saw thousands of those and the cause once, in
+/// the log). The server itself keeps serving, and stops without waiting for that database.
+#[test]
+fn a_commit_log_damaged_in_the_middle_is_named_by_every_request() {
+    let mut host = TestHost::start();
+    let server = host.publish_module("graph");
+    let db = GraphDb::open(server.clone(), "graph", TransportKind::Http);
+    let log = || {
+        let mut logs: Vec<_> = walk(&host.data_dir())
+            .into_iter()
+            .filter(|p| p.to_string_lossy().ends_with(".stdb.log"))
+            .collect();
+        assert_eq!(logs.len(), 1, "one commit log segment: {logs:?}");
+        logs.pop().unwrap()
+    };
+    let published = std::fs::metadata(log()).unwrap().len();
+    for i in 0..100 {
+        db.add_edges(&[i], &[i + 1]).unwrap();
+    }
+    let path = log();
+    host.crash();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let middle = (published as usize + bytes.len()) / 2;
+    for b in &mut bytes[middle..middle + 4] {
+        *b ^= 0xff;
+    }
+    std::fs::write(&path, bytes).unwrap();
+    host.relaunch();
+    for transport in [TransportKind::Http, TransportKind::Ws, TransportKind::Http] {
+        let e = GraphDb::open(server.clone(), "graph", transport)
+            .info()
+            .expect_err("a damaged database answered");
+        let e = format!("{e:#}");
+        // The SDK reports a refused WebSocket by its status alone; the body says why.
+        let why = match transport {
+            TransportKind::Ws => e.contains("500"),
+            TransportKind::Http => e.contains("failed to start") && e.contains("checksum mismatch"),
+        };
+        assert!(why, "{transport:?}: {e}");
+    }
+    host.anonymous().ping().expect("the server still serves");
+    // And it stops at once: it waited 300 s for a snapshot of the database that never ran.
+    let asked = Instant::now();
+    assert!(
+        host.terminate(Duration::from_secs(60)),
+        "the host did not stop:\n{}",
+        host.log()
+    );
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        asked.elapsed()
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
