@@ -62,11 +62,15 @@ const COMPACT_SHARE: f64 = 0.25;
 pub const MAX_SNAPSHOTS: u32 = 2;
 /// Largest landmark table a snapshot builds, bytes (8 per landmark and slot): 8M slots.
 const MAX_LANDMARK_BYTES: u64 = 512 << 20;
-/// A holder row not updated for this long is taken to be from an instance that is gone.
-const HOLDER_EXPIRY_US: i64 = 15 * 60 * 1_000_000;
+/// A holder row not updated for this long is taken to be from an instance that is gone. The
+/// module cannot tell an idle instance from one a restart took away: the rows of a stopped or
+/// crashed host's instances stay, and until they expire they keep new instances from building
+/// (an audit saw every large BFS walk the indexes for 15 minutes after two restarts, when this
+/// was 15 minutes). Short, then, with the refresh below well inside it.
+const HOLDER_EXPIRY_US: i64 = 2 * 60 * 1_000_000;
 /// An instance whose snapshot is in use reports it again at least this often, changed or not,
-/// so that its row does not expire while it still holds one.
-const HOLDER_REFRESH_US: i64 = 5 * 60 * 1_000_000;
+/// so that its row does not expire while it still holds one (a small write every 30 s at most).
+const HOLDER_REFRESH_US: i64 = 30 * 1_000_000;
 /// An instance reports its snapshot's version and size at most this often, unless its size
 /// moved by more than an eighth: under steady writes every query moves the version, and a
 /// report per query would add a write transaction to every read.
@@ -240,7 +244,7 @@ fn forget(runner: &mut TxRunner) {
     }
 }
 
-/// The holders that reported within the last 15 minutes.
+/// The holders that reported within the last [`HOLDER_EXPIRY_US`].
 pub fn holders(db: &Local, now: spacetimedb::Timestamp) -> Vec<SnapshotHolder> {
     db.snapshot_holder()
         .iter()
@@ -574,7 +578,7 @@ mod tests {
         let last = Some((7, 1_000, at));
         assert!(report_due(None, (7, 1_000), at));
         // Unchanged: only once the refresh is due, well before the row would expire.
-        assert!(!report_due(last, (7, 1_000), at + 60 * S));
+        assert!(!report_due(last, (7, 1_000), at + 20 * S));
         assert!(report_due(last, (7, 1_000), at + HOLDER_REFRESH_US));
         const { assert!(HOLDER_REFRESH_US < HOLDER_EXPIRY_US / 2) };
         // A new version: after REPORT_EVERY_US, or at once if the size moved by over an eighth.

@@ -183,7 +183,7 @@ pub struct WeightedPathResult {
 #[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
 pub struct GraphInfo {
     pub meta: GraphMeta,
-    /// One per instance holding a snapshot (rows not updated for 15 minutes are not listed).
+    /// One per instance holding a snapshot (rows not updated for 2 minutes are not listed).
     pub snapshots: Vec<SnapshotHolder>,
     /// Which instances may build a snapshot, and when (the owner's setting, or the defaults).
     pub policy: SnapshotPolicy,
