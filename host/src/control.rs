@@ -9,7 +9,7 @@
 //! The registry knows nothing of HTTP: it fails with [`ControlError`], which the routes map to
 //! status codes in one place.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -247,7 +247,7 @@ impl Control {
     }
 
     /// The replicas whose database is running (not those that failed to start).
-    pub async fn running_replicas(&self) -> std::collections::BTreeSet<u64> {
+    pub async fn running_replicas(&self) -> BTreeSet<u64> {
         let replicas: Vec<u64> = self
             .registry
             .lock()
@@ -256,7 +256,7 @@ impl Control {
             .iter()
             .map(|d| d.replica_id)
             .collect();
-        let mut running = std::collections::BTreeSet::new();
+        let mut running = BTreeSet::new();
         for replica_id in replicas {
             if self.hc.get_module_host(replica_id).await.is_ok() {
                 running.insert(replica_id);
