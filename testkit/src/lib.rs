@@ -306,12 +306,26 @@ impl PeerServer {
             std::os::unix::fs::PermissionsExt::from_mode(0o755),
         )
         .expect("making the peer directory reachable");
-        let out = Command::new(peers_script())
-            .args(["start", peer, "--port", &free_port().to_string(), "--dir"])
-            .arg(dir.path())
-            .envs(env.iter().copied())
-            .output()
-            .expect("running scripts/peers");
+        // The free port may be taken before the peer binds it (by another test's client
+        // connection, whose source ports come from the same range): then try another.
+        let mut attempts = 0;
+        let out = loop {
+            attempts += 1;
+            let out = Command::new(peers_script())
+                .args(["start", peer, "--port", &free_port().to_string(), "--dir"])
+                .arg(dir.path())
+                .envs(env.iter().copied())
+                .output()
+                .expect("running scripts/peers");
+            let taken = String::from_utf8_lossy(&out.stderr).contains("Address already in use");
+            if out.status.success() || !taken || attempts == 3 {
+                break out;
+            }
+            let _ = Command::new(peers_script())
+                .args(["stop", "--dir"])
+                .arg(dir.path())
+                .output();
+        };
         // Built before the check so that a failed start is stopped too (a half-started server
         // may still run).
         let server = PeerServer {
