@@ -224,18 +224,16 @@ impl Control {
         }
     }
 
+    /// The replica of every registered database.
+    fn replicas(&self) -> Vec<u64> {
+        let registry = self.registry.lock().unwrap();
+        registry.databases.iter().map(|d| d.replica_id).collect()
+    }
+
     /// Stops every running database, flushing its commit log.
     pub async fn shutdown(&self) {
         let _exclusive = self.fence.write().await;
-        let replicas: Vec<u64> = self
-            .registry
-            .lock()
-            .unwrap()
-            .databases
-            .iter()
-            .map(|d| d.replica_id)
-            .collect();
-        for replica_id in replicas {
+        for replica_id in self.replicas() {
             if let Err(e) = self
                 .hc
                 .exit_module_host(replica_id, Duration::from_secs(30))
@@ -248,16 +246,8 @@ impl Control {
 
     /// The replicas whose database is running (not those that failed to start).
     pub async fn running_replicas(&self) -> BTreeSet<u64> {
-        let replicas: Vec<u64> = self
-            .registry
-            .lock()
-            .unwrap()
-            .databases
-            .iter()
-            .map(|d| d.replica_id)
-            .collect();
         let mut running = BTreeSet::new();
-        for replica_id in replicas {
+        for replica_id in self.replicas() {
             if self.hc.get_module_host(replica_id).await.is_ok() {
                 running.insert(replica_id);
             }
