@@ -1,6 +1,7 @@
 //! Writers versus traversals: how long does a single-edge insert from another client take while
 //! traversal procedures run in a loop, compared with an idle server?
 
+use crate::measure::clocked;
 use crate::report::model::{Contention, Percentiles, Sample};
 use anyhow::Context;
 use graph_client::graph::GraphDb;
@@ -18,14 +19,11 @@ fn write_edges(
 ) -> anyhow::Result<Vec<(f64, f64)>> {
     (0..writes as u64)
         .map(|i| {
-            let t = Instant::now();
-            writer
-                .add_edges(&[first_id + 2 * i], &[first_id + 2 * i + 1])
-                .context("writer insert")?;
-            Ok((
-                (t - started).as_secs_f64(),
-                t.elapsed().as_nanos() as f64 / 1e3,
-            ))
+            let (done, at_s, us) = clocked(started, || {
+                writer.add_edges(&[first_id + 2 * i], &[first_id + 2 * i + 1])
+            });
+            done.context("writer insert")?;
+            Ok((at_s, us))
         })
         .collect()
 }
@@ -47,12 +45,9 @@ pub fn run(
         let looper = s.spawn(|| -> anyhow::Result<Vec<(f64, f64)>> {
             let mut done = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                let t = Instant::now();
-                traverse()?;
-                done.push((
-                    (t - started).as_secs_f64(),
-                    t.elapsed().as_nanos() as f64 / 1e3,
-                ));
+                let (traversed, at_s, us) = clocked(started, &mut traverse);
+                traversed?;
+                done.push((at_s, us));
             }
             Ok(done)
         });

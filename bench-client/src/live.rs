@@ -2,6 +2,7 @@
 //! another connection, and how many single-edge inserts per second many connections get in
 //! (the shape of SpacetimeDB's benchmark suite: 50 connections, uniform or Zipf-skewed keys).
 
+use crate::measure::elapsed_us;
 use crate::report::model::{Percentiles, Propagation, Sample, Throughput};
 use anyhow::{Context, bail, ensure};
 use graph_client::graph::{ClientError, GraphDb, TransportKind};
@@ -52,7 +53,7 @@ pub fn propagation(
         }
         // The first few warm up both connections.
         if i >= 5 {
-            latencies.push(t.elapsed().as_nanos() as f64 / 1e3);
+            latencies.push(elapsed_us(t));
         }
     }
     let workload = format!(
@@ -344,7 +345,7 @@ impl Pipeline {
                 index: i,
                 edge,
                 at_s: (sent_at - me.started).as_secs_f64(),
-                e2e_us: sent_at.elapsed().as_nanos() as f64 / 1e3,
+                e2e_us: elapsed_us(sent_at),
             }))
         };
         let sent = match self.calls {

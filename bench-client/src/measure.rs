@@ -35,6 +35,20 @@ impl Pace {
     }
 }
 
+/// µs since `t`, from whole nanoseconds, so that the samples files print µs without float
+/// noise.
+pub fn elapsed_us(t: Instant) -> f64 {
+    t.elapsed().as_nanos() as f64 / 1e3
+}
+
+/// Calls `call`, returning its outcome, when it began (s after `started`) and how long it took
+/// (µs): a call made while others run, as the phases that time writes record it.
+pub fn clocked<T>(started: Instant, call: impl FnOnce() -> T) -> (T, f64, f64) {
+    let t = Instant::now();
+    let outcome = call();
+    (outcome, (t - started).as_secs_f64(), elapsed_us(t))
+}
+
 /// Calls `call` on `pace.warmup` inputs (cycling through them), unmeasured, then once on each
 /// input in order, timed, each call after `pace.idle`: the `i`-th result is `inputs[i]`'s. The
 /// clock stops as `call` returns: every result, warm-up ones included, is passed to `check`
@@ -51,8 +65,7 @@ pub fn measure<I, T>(
         }
         let started = Instant::now();
         let value = call(input);
-        // From whole nanoseconds, so that the samples files print µs without float noise.
-        let e2e_us = started.elapsed().as_nanos() as f64 / 1e3;
+        let e2e_us = elapsed_us(started);
         let value = value?;
         check(input, &value)?;
         Ok(Timed { e2e_us, value })

@@ -356,7 +356,7 @@ fn write_op(name: &'static str, started: Instant, t: Instant, (src, dst): (u64, 
         at: t - started,
         a: src,
         b: Some(dst),
-        e2e_us: t.elapsed().as_nanos() as f64 / 1e3,
+        e2e_us: measure::elapsed_us(t),
         stats: None,
     }
 }

@@ -112,12 +112,9 @@ fn write_at(
     let mut next_id = first_id;
     let mut due = Instant::now();
     let mut timed = |call: &dyn Fn() -> anyhow::Result<()>| -> anyhow::Result<()> {
-        let t = Instant::now();
-        call()?;
-        latencies.push((
-            (t - started).as_secs_f64(),
-            t.elapsed().as_nanos() as f64 / 1e3,
-        ));
+        let (done, at_s, us) = measure::clocked(started, call);
+        done?;
+        latencies.push((at_s, us));
         Ok(())
     };
     while !stop.load(Ordering::Relaxed) {
