@@ -38,9 +38,19 @@ pub struct Answers<'a> {
     expected: HashMap<Query, Expected>,
 }
 
-/// Weights are `f32`s summed in `f64`: equal up to rounding.
-fn same_weight(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+/// Whether a system's own sum of a path's weights can be the least weight `want`: equal up to
+/// the rounding of a sum in `f32`, which some systems use, over about a hundred arcs. Relative
+/// only: an absolute floor would pass any path on a graph of small weights (a path six times as
+/// heavy as the least passed when weights were below 1e-6).
+fn same_reported_weight(got: f64, want: f64) -> bool {
+    (got - want).abs() <= 1e-5 * got.abs().max(want.abs())
+}
+
+/// Whether a path whose arcs' `f32` weights add up to `sum` (in `f64`, in path order) is of
+/// least weight `want` (the reference's `f64` sum along its own path): equal up to the order
+/// of `f64` additions, which no graph here comes near.
+fn same_sum(sum: f64, want: f64) -> bool {
+    (sum - want).abs() <= 1e-9 * sum.abs().max(want.abs())
 }
 
 impl<'a> Answers<'a> {
@@ -151,7 +161,7 @@ impl<'a> Answers<'a> {
             (Expected::Weight(Some(Some(want))), Reply::WeightedPath { path, weight }) => {
                 let (source, target, dir) = ends(query);
                 ensure!(
-                    same_weight(*weight, *want),
+                    same_reported_weight(*weight, *want),
                     "weight {weight}, the reference's least weight is {want}"
                 );
                 ensure!(
@@ -159,7 +169,7 @@ impl<'a> Answers<'a> {
                     "{path:?} does not join {source} to {target}"
                 );
                 match self.labelled(query)?.path_weight(path, dir, Follow::ALL) {
-                    Some(w) if same_weight(w, *want) => Ok(()),
+                    Some(w) if same_sum(w, *want) => Ok(()),
                     Some(w) => bail!("{path:?} weighs {w}, the least weight is {want}"),
                     None => bail!("{path:?} is not a path of the graph ({dir})"),
                 }
@@ -206,6 +216,32 @@ mod tests {
         answers.prepare([&query]).unwrap();
         assert_eq!(answers.verify(&query, &reply).is_ok(), now, "{query}");
         now
+    }
+
+    #[test]
+    fn a_heavier_path_is_refused_however_small_the_weights() {
+        // An audit's graph: 3 → 1 weighs 1.5e-7, 3 → 2 → 1 weighs 2.5e-8 (a peer answered the
+        // first, which an absolute tolerance of 1e-6 passed).
+        let g = LabelledGraph::new([], [(3, 1, 0, 1.5e-7), (3, 2, 0, 0.0), (2, 1, 0, 2.5e-8)]);
+        let query = Query::WeightedPath {
+            source: 3,
+            target: 1,
+            dir: Out,
+        };
+        let plain = graph();
+        let answers = Answers::new(&plain, Some(&g));
+        let reply = |path: &[u64], weight: f64| Reply::WeightedPath {
+            path: path.to_vec(),
+            weight,
+        };
+        let least = f64::from(2.5e-8f32);
+        assert!(answers.verify(&query, &reply(&[3, 2, 1], least)).is_ok());
+        for wrong in [reply(&[3, 1], f64::from(1.5e-7f32)), reply(&[3, 1], least)] {
+            assert!(answers.verify(&query, &wrong).is_err(), "{wrong:?}");
+        }
+        // A weight summed in f32 by the system is still its path's weight.
+        let rounded = f64::from(0.0f32 + 2.5e-8f32);
+        assert!(answers.verify(&query, &reply(&[3, 2, 1], rounded)).is_ok());
     }
 
     #[test]
