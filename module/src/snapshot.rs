@@ -488,11 +488,11 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     let mut width = ((budget.units() as f64 * ids_per_edge) as u64).max(1);
     let mut from = 0u64;
     while from <= meta.max_vertex_id {
-        let units = budget.units();
         let to = from.saturating_add(width - 1);
         // The transaction only reads; the arcs are added to the builder after it.
         let arcs = runner.run(|tx| edges::out_of(&tx.db, from..=to, edges::any_wide(&tx.db)));
         let rows = arcs.len() as u64;
+        let first = arcs.first().map(|a| a.src);
         let added =
             builder.add_attributed_arcs(arcs.into_iter().map(|a| (a.src, a.dst, a.attrs())));
         if let Err(error) = added {
@@ -505,15 +505,7 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
             break;
         }
         from = to + 1;
-        // `2 * rows < units`, not `rows < units / 2`: with a budget of one row, empty windows
-        // must still widen (or a far-off id costs a transaction per id up to it).
-        width = if rows > 2 * units {
-            (width / 2).max(1)
-        } else if 2 * rows < units {
-            width.saturating_mul(2)
-        } else {
-            width
-        };
+        width = next_width(width, to, first, rows, budget.units());
     }
     runner.compute_paced(|units| builder.finish_step(units));
     let mut graph = builder.into_graph();
@@ -525,6 +517,25 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         unguided_arcs: 0,
         built_landmarks: false,
     })
+}
+
+/// The width of the build's next window of source ids, after the window that ended at `to`
+/// gave `rows` arcs, the first of them out of `first`, when the next transaction may read
+/// `units` arcs. Sized by the density of the ids from `first` on rather than of the whole
+/// window: a window that began in a run of unused ids (ids starting at 10,000, say) and ended in
+/// dense ones would otherwise size the next for the mean of the two and read several budgets at
+/// once. Grows at most twofold, since the ids ahead are unknown (and empty windows must still
+/// widen, or a far-off id costs a transaction per id up to it); shrinks at once to fit.
+fn next_width(width: u64, to: u64, first: Option<u64>, rows: u64, units: u64) -> u64 {
+    let grown = width.saturating_mul(2);
+    match first {
+        Some(first) if rows > 0 => {
+            let span = to.saturating_sub(first).saturating_add(1);
+            let fit = (span as f64 * units.max(1) as f64 / rows as f64) as u64;
+            fit.clamp(1, grown)
+        }
+        _ => grown,
+    }
 }
 
 /// Gives `graph` the labels of the labelled vertices, if any vertex label was ever given (a
@@ -570,6 +581,53 @@ fn read_vertex_labels(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rows of each window the build reads, over arcs out of `sources` (ascending, one entry
+    /// an arc), `units` a window, starting as `build` does.
+    fn windows(sources: &[u64], ids: u64, units: u64) -> Vec<u64> {
+        let max = *sources.last().unwrap();
+        let mut width = ((units as f64 * ids as f64 / sources.len() as f64) as u64).max(1);
+        let (mut from, mut rows_each) = (0u64, Vec::new());
+        while from <= max {
+            let to = from.saturating_add(width - 1);
+            let read = &sources[sources.partition_point(|&s| s < from)..]
+                [..sources.partition_point(|&s| s <= to) - sources.partition_point(|&s| s < from)];
+            rows_each.push(read.len() as u64);
+            from = to + 1;
+            width = next_width(width, to, read.first().copied(), read.len() as u64, units);
+        }
+        rows_each
+    }
+
+    #[test]
+    fn a_build_window_after_a_run_of_unused_ids_is_sized_for_the_ids_it_reaches() {
+        let units = 2_000;
+        // Ids 10,000..60,000 with 6 arcs each, none below (an audit's graph): windows double
+        // through the unused ids, one reads too much as it crosses into the used ones, and the
+        // next is sized for the used ids alone. Sized by the whole window's density instead,
+        // and halved when too large, three windows in a row read 16, 8 and 4 budgets.
+        let sources: Vec<u64> = (10_000..60_000).flat_map(|v| [v; 6]).collect();
+        let rows = windows(&sources, 50_001, units);
+        let over: Vec<u64> = rows.iter().copied().filter(|&r| r > 2 * units).collect();
+        assert!(over.len() <= 1, "{rows:?}");
+        assert_eq!(rows.iter().sum::<u64>(), sources.len() as u64);
+        // Dense ids, a sparse stretch, dense ids again: the window sized for the sparse
+        // stretch reads the dense ids it reaches (one window of 50 budgets), and only that one.
+        let mut sources: Vec<u64> = (0..20_000).flat_map(|v| [v; 5]).collect();
+        sources.extend((20_000..2_000_000).step_by(1_000));
+        sources.extend((2_000_000..2_020_000).flat_map(|v| [v; 5]));
+        let rows = windows(&sources, 42_000, units);
+        let over = rows.iter().filter(|&&r| r > 2 * units).count();
+        assert!(over <= 1, "{rows:?}");
+        // Evenly spread ids need no more windows than a budget each, give or take.
+        let sources: Vec<u64> = (0..100_000).flat_map(|v| [v * 3; 4]).collect();
+        let rows = windows(&sources, 100_000, units);
+        assert!(rows.iter().all(|&r| r <= 2 * units), "{rows:?}");
+        assert!(
+            rows.len() <= 2 * sources.len() / units as usize + 2,
+            "{rows:?}"
+        );
+    }
 
     #[test]
     fn a_snapshot_in_use_is_reported_again_before_its_row_expires() {
