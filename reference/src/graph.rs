@@ -262,19 +262,44 @@ impl ReferenceGraph {
     }
 
     /// `n` source/target pairs for shortest-path checks, deterministic in `seed`, in random
-    /// order: up to 85% reachable pairs spread evenly over the distances that occur (one
-    /// target per BFS level of each random source), up to 10% unreachable pairs (when
-    /// sources miss some vertices), and the rest (at least 5%) pairs with one unknown vertex.
+    /// order: pairs of known vertices (95%), of which up to a tenth of `n` are unreachable (when
+    /// sources miss some vertices) and the rest reachable, and pairs with one unknown vertex (the
+    /// rest, at least one in twenty).
+    ///
+    /// The pairs come from several random sources, at most a quarter of each kind from each,
+    /// and a source's reachable targets are spread evenly over its BFS levels, the deepest
+    /// included (one at random from each level picked): a graph of long distances (a grid, a
+    /// chain) is asked its long paths as well as its short ones, from more than one source.
     ///
     /// Each source costs one full BFS, so on a LiveJournal-sized graph ask for tens, not
     /// thousands, of pairs.
     pub fn sample_pairs(&self, n: usize, dir: Direction, seed: u64) -> Vec<(u64, u64)> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let known = n - n / 20;
         let want_unreachable = n / 10;
-        let want_reachable = n - n / 20 - want_unreachable;
+        let per_source = known.div_ceil(4).max(1);
+        let per_source_missed = want_unreachable.div_ceil(4).max(1);
         let (mut reachable, mut unreachable) = (Vec::new(), Vec::new());
         let mut sources_left = 4 * n + 16;
-        while reachable.len() < want_reachable && sources_left > 0 && !self.ids.is_empty() {
+        // Once the reachable share is found, no more unreachable pairs are looked for, and
+        // reachable ones take the place of those not found (all of it where every source
+        // reaches everything), so that unknown vertices stay at one pair in twenty.
+        let mut share_found = false;
+        loop {
+            let target = match share_found {
+                false => known - want_unreachable,
+                true => known - unreachable.len(),
+            };
+            if reachable.len() >= target {
+                if share_found {
+                    break;
+                }
+                share_found = true;
+                continue;
+            }
+            if sources_left == 0 || self.ids.is_empty() {
+                break;
+            }
             sources_left -= 1;
             let s = rng.gen_range(0..self.ids.len() as u32);
             let dist = self.bfs(s, dir, None, None);
@@ -290,14 +315,17 @@ impl ReferenceGraph {
                     by_depth[d as usize - 1].push(v as u32);
                 }
             }
-            for level in &by_depth {
+            let take = by_depth.len().min(per_source).min(target - reachable.len());
+            for i in 0..take {
+                let level = &by_depth[(i + 1) * by_depth.len() / take - 1];
                 reachable.push((s, level[rng.gen_range(0..level.len())]));
             }
-            if unreachable.len() < want_unreachable && !missed.is_empty() {
-                unreachable.push((s, missed[rng.gen_range(0..missed.len())]));
+            if !share_found {
+                let room = want_unreachable - unreachable.len();
+                let (picked, _) = missed.partial_shuffle(&mut rng, room.min(per_source_missed));
+                unreachable.extend(picked.iter().map(|&t| (s, t)));
             }
         }
-        reachable.truncate(want_reachable);
         let mut pairs: Vec<(u64, u64)> = reachable
             .into_iter()
             .chain(unreachable)
@@ -590,6 +618,58 @@ mod tests {
         assert_eq!(unknown, 3, "{pairs:?}");
         assert_eq!(unreachable, 6, "{pairs:?}");
         assert!(distances.len() >= 5, "{distances:?}");
+    }
+
+    /// The hop counts of `pairs` on `g` (unknown and unreachable pairs left out), and how many
+    /// pairs had an unknown vertex.
+    fn distances(g: &ReferenceGraph, pairs: &[(u64, u64)], dir: Direction) -> (Vec<u32>, usize) {
+        let mut found = Vec::new();
+        let mut unknown = 0;
+        for &(a, b) in pairs {
+            match g.distance(a, b, dir, None) {
+                None => unknown += 1,
+                Some(d) => found.extend(d),
+            }
+        }
+        (found, unknown)
+    }
+
+    #[test]
+    fn sample_pairs_ask_long_distances_from_several_sources() {
+        // A 30 × 30 grid, taken both ways: distances up to 58, no pair unreachable. The pairs
+        // were once the first 47 levels of one source: distances 1..=47 from one vertex, and
+        // every pair not found there went to unknown vertices.
+        let mut rows = Vec::new();
+        for r in 0..30u64 {
+            for c in 0..30u64 {
+                if c + 1 < 30 {
+                    rows.push((r * 30 + c, r * 30 + c + 1));
+                }
+                if r + 1 < 30 {
+                    rows.push((r * 30 + c, (r + 1) * 30 + c));
+                }
+            }
+        }
+        let g = graph(&rows);
+        let pairs = g.sample_pairs(100, Both, 7);
+        let (found, unknown) = distances(&g, &pairs, Both);
+        assert_eq!(unknown, 5, "{pairs:?}");
+        assert_eq!(found.len(), 95);
+        let sources: std::collections::BTreeSet<u64> = pairs
+            .iter()
+            .filter(|(a, b)| g.contains(*a) && g.contains(*b))
+            .map(|&(a, _)| a)
+            .collect();
+        assert!(sources.len() >= 4, "{sources:?}");
+        let long = found.iter().filter(|&&d| d >= 30).count();
+        assert!(long >= 20, "{found:?}");
+        // A directed chain of 1,000: long distances too, and its misses give unreachable pairs.
+        let rows: Vec<(u64, u64)> = (0..999).map(|i| (i, i + 1)).collect();
+        let g = graph(&rows);
+        let pairs = g.sample_pairs(50, Out, 1);
+        let (found, unknown) = distances(&g, &pairs, Out);
+        assert_eq!((found.len(), unknown), (43, 2), "{found:?}");
+        assert!(found.iter().any(|&d| d >= 300), "{found:?}");
     }
 
     #[test]
