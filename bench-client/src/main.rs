@@ -372,6 +372,7 @@ fn main() -> anyhow::Result<()> {
     let mut answers = Answers::new(&reference, labelled.as_ref());
     let vertices = reference.sample_vertices(args.runs, args.seed);
     let pairs = reference.sample_pairs(args.runs, dir, args.seed);
+    let bfs_root = full_bfs_root(&reference, &vertices, dir);
     // Weighted paths join uniformly random pairs of vertices (on a grid, mostly far apart).
     let random_pairs: Vec<(u64, u64)> = {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed ^ 0x77);
@@ -468,7 +469,7 @@ fn main() -> anyhow::Result<()> {
         }
         if args.warm_bfs
             && system.supports(Workload::BfsFull)
-            && let Some(&start) = vertices.first()
+            && let Some((start, _)) = bfs_root
         {
             let t = Instant::now();
             let query = Query::Bfs {
@@ -566,16 +567,18 @@ fn main() -> anyhow::Result<()> {
             println!("{}: measured; its store released", system.store());
         }
     }
-    let contention = match &db {
-        Some(db) if args.writes > 0 && !vertices.is_empty() => {
+    let reach = |reach: u64| format!("reaching {reach} of {} vertices", reference.vertex_count());
+    let contention = match (&db, bfs_root) {
+        (Some(db), Some((start, reached))) if args.writes > 0 => {
             let traversal = Query::Bfs {
-                start: vertices[0],
+                start,
                 dir,
                 max_depth: None,
             };
             answers.prepare(std::slice::from_ref(&traversal))?;
+            let described = format!("from {start}, {}", reach(reached));
             let (contention, calls) =
-                writers_vs_traversals(&args, db, tx, fresh, traversal, |q, r| {
+                writers_vs_traversals(&args, db, tx, fresh, traversal, &described, |q, r| {
                     answers.verify(q, r)
                 })?;
             samples.extend(calls);
@@ -584,21 +587,29 @@ fn main() -> anyhow::Result<()> {
         _ => Vec::new(),
     };
 
-    let under_writes = match &db {
-        Some(db) if args.under_writes_secs > 0.0 && !pairs.is_empty() => {
+    let joined = pairs.iter().find_map(|&(source, target)| {
+        let hops = reference.distance(source, target, dir, None)??;
+        Some((source, target, hops))
+    });
+    let under_writes = match (&db, bfs_root, joined) {
+        (Some(db), Some((start, reached)), Some((source, target, hops)))
+            if args.under_writes_secs > 0.0 =>
+        {
+            let bfs = Query::Bfs {
+                start,
+                dir,
+                max_depth: None,
+            };
+            let path = Query::ShortestPath {
+                source,
+                target,
+                dir,
+            };
             let traversals = [
-                Query::Bfs {
-                    start: vertices[0],
-                    dir,
-                    max_depth: None,
-                },
-                Query::ShortestPath {
-                    source: pairs[0].0,
-                    target: pairs[0].1,
-                    dir,
-                },
+                (format!("{bfs}, {}", reach(reached)), bfs),
+                (format!("{path}, {hops} hops"), path),
             ];
-            answers.prepare(&traversals)?;
+            answers.prepare(traversals.iter().map(|(_, q)| q))?;
             let (under_writes, calls) =
                 traversals_under_writes(&args, db, tx, fresh, &traversals, |q, r| {
                     answers.verify(q, r)
@@ -869,6 +880,28 @@ fn summarize(system: &str, workload: Workload, samples: &[Sample], started: Inst
     s
 }
 
+/// The vertex the full BFS of the warm-up and of the concurrent phases starts from, and how many
+/// vertices it reaches: of the first eight sampled, the first that reaches half the graph, else
+/// the one that reaches most. A random vertex of a graph of many small parts (or of a directed
+/// one) may reach a handful, and a "full BFS" loop from it would measure next to nothing.
+fn full_bfs_root(
+    reference: &ReferenceGraph,
+    vertices: &[u64],
+    dir: Direction,
+) -> Option<(u64, u64)> {
+    let mut best: Option<(u64, u64)> = None;
+    for &v in vertices.iter().take(8) {
+        let reached: u64 = reference.bfs_levels(v, dir, None)?.iter().sum();
+        if best.is_none_or(|(_, most)| reached > most) {
+            best = Some((v, reached));
+        }
+        if 2 * reached >= reference.vertex_count() as u64 {
+            break;
+        }
+    }
+    best
+}
+
 /// Single-edge inserts from another client, idle and while `traversal` runs in a loop, in
 /// Stage 2 and in Stage 1 (the full-scan procedure), for each of those modes selected. The
 /// inserts join fresh vertices, so the traversals' answers do not change.
@@ -878,6 +911,7 @@ fn writers_vs_traversals(
     tx: TxOptions,
     fresh: u64,
     traversal: Query,
+    described: &str,
     check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<(Vec<Contention>, Vec<Sample>)> {
     // A connection of its own: the writes must not queue behind the traversals' calls.
@@ -893,7 +927,9 @@ fn writers_vs_traversals(
         ),
     ];
     let (mut out, mut samples) = (Vec::new(), Vec::new());
-    for (mode, label, first_id, writes) in phases {
+    for (mode, loop_name, first_id, writes) in phases {
+        let label = format!("{loop_name} {described}");
+        let label = label.as_str();
         let mut looping = SpacetimeDb::new(db.clone(), mode, tx, &args.server_kind);
         if !args.systems.iter().any(|s| s == looping.name()) {
             continue;
@@ -917,7 +953,7 @@ fn traversals_under_writes(
     db: &GraphDb,
     tx: TxOptions,
     fresh: u64,
-    traversals: &[Query],
+    traversals: &[(String, Query)],
     check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<(Vec<model::UnderWrites>, Vec<Sample>)> {
     let writer = db.reconnect();
@@ -926,10 +962,10 @@ fn traversals_under_writes(
     let duration = Duration::from_secs_f64(args.under_writes_secs);
     let (mut out, mut samples) = (Vec::new(), Vec::new());
     for &rate in &args.write_rates {
-        for query in traversals {
+        for traversal in traversals {
             let (w, calls) = under_writes::run(
                 &mut system,
-                query,
+                traversal,
                 &writer,
                 rate,
                 duration,

@@ -21,10 +21,11 @@ const TICKS_PER_SECOND: u32 = 50;
 
 /// Runs `query` on `system` in a loop for `duration` while `writer` changes `rate` edges per
 /// second (adds and removes together), using vertex ids from `first_id`; `check` verifies each
-/// answer. Also returns every timed call, traversals and writes, as a raw sample.
+/// answer. Also returns every timed call, traversals and writes, as a raw sample. The query
+/// comes with what the report calls it (the query and how far it reaches).
 pub fn run(
     system: &mut dyn System,
-    query: &Query,
+    (described, query): &(String, Query),
     writer: &GraphDb,
     rate: u32,
     duration: Duration,
@@ -62,7 +63,7 @@ pub fn run(
         Percentiles::of(&stats.iter().map(|s| f(s) as f64).collect::<Vec<_>>())
     };
     let (a, b) = query.input();
-    let traversals = format!("under writes at {rate}/s: {query}");
+    let traversals = format!("under writes at {rate}/s: {described}");
     let mut samples: Vec<Sample> = reads
         .iter()
         .enumerate()
@@ -73,7 +74,7 @@ pub fn run(
             ..Sample::call(traversals.clone(), i, r.e2e_us, Some(*at_s))
         })
         .collect();
-    let writes = format!("under writes at {rate}/s: writer beside {query}");
+    let writes = format!("under writes at {rate}/s: writer beside {described}");
     samples.extend(
         write_us
             .iter()
@@ -81,7 +82,7 @@ pub fn run(
             .map(|(i, &(at_s, us))| Sample::call(writes.clone(), i, us, Some(at_s))),
     );
     let under_writes = UnderWrites {
-        traversal: query.to_string(),
+        traversal: described.to_string(),
         rate,
         changes_per_second: changes as f64 / elapsed,
         latency: Percentiles::of(&reads.iter().map(|(_, r)| r.e2e_us).collect::<Vec<_>>()),

@@ -230,6 +230,13 @@ fn small_benchmark_runs_verified_and_reports() {
         assert_eq!(w["pinned"].as_u64(), Some(count), "{w}");
         assert!(w["writer"]["count"].as_u64().unwrap() > 10, "{w}");
         assert!(w["changes_per_second"].as_f64().unwrap() > 0.0, "{w}");
+        // Named with how far it goes: a BFS reaching vertices, a path of some hops (a pair
+        // that has one).
+        let traversal = w["traversal"].as_str().unwrap();
+        assert!(
+            traversal.contains(" vertices") || traversal.ends_with(" hops"),
+            "{traversal}"
+        );
     }
     // The mixed workload, uniform and Zipf, every write accounted for (or the run fails).
     let mixed = report["mixed"].as_array().unwrap();
@@ -300,9 +307,31 @@ fn small_benchmark_runs_verified_and_reports() {
         let prefix = format!("write → subscriber, confirmed reads {confirmed}");
         assert_eq!(count(&samples, &prefix), numbered(20), "{prefix}");
     }
-    // --writes 5, --stage1-writes 2.
-    let contention = [("Stage-2 full BFS loop", 5), ("Stage-1 full BFS loop", 2)];
-    for (label, writes) in contention {
+    // --writes 5, --stage1-writes 2; each loop's BFS starts where it reaches half the graph.
+    let contention: Vec<(String, u64)> =
+        [("Stage-2 full BFS loop", 5), ("Stage-1 full BFS loop", 2)]
+            .into_iter()
+            .map(|(loop_name, writes)| {
+                let label = report["contention"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["traversal"].as_str().unwrap())
+                    .find(|t| t.starts_with(loop_name))
+                    .unwrap()
+                    .to_string();
+                let (from, reach) = label[loop_name.len()..].split_once(", reaching ").unwrap();
+                let (reached, all) = reach
+                    .trim_end_matches(" vertices")
+                    .split_once(" of ")
+                    .unwrap();
+                let (reached, all): (u64, u64) = (reached.parse().unwrap(), all.parse().unwrap());
+                assert!(from.starts_with(" from ") && 2 * reached >= all, "{label}");
+                (label, writes)
+            })
+            .collect();
+    for (label, writes) in &contention {
+        let (label, writes) = (label.as_str(), *writes);
         let prefix = format!("contention: insert, idle ({label})");
         assert_eq!(count(&samples, &prefix), numbered(writes), "{prefix}");
     }
@@ -329,7 +358,8 @@ fn small_benchmark_runs_verified_and_reports() {
             .iter()
             .all(|s| s["e2e_us"].as_f64().unwrap() > 0.0)
     );
-    for (label, writes) in contention {
+    for (label, writes) in &contention {
+        let (label, writes) = (label.as_str(), *writes);
         let prefix = format!("contention: insert during {label}");
         assert_eq!(count(&concurrent, &prefix), numbered(writes), "{prefix}");
         let c = report["contention"]
