@@ -35,7 +35,12 @@ use std::time::{Duration, Instant};
 #[command(version, about)]
 struct Args {
     /// SpacetimeDB server (the embedded graph-host or an official `spacetime start`).
-    #[arg(long, env = "GRAPH_SERVER", default_value = "http://127.0.0.1:3000")]
+    #[arg(
+        long,
+        env = "GRAPH_SERVER",
+        default_value = "http://127.0.0.1:3000",
+        value_parser = graph_client::server::server_url
+    )]
     server: String,
     /// What the server is, for the report.
     #[arg(long, default_value = "SpacetimeDB HTTP API")]

@@ -551,6 +551,14 @@ impl VertexLabels {
         self.ids.len()
     }
 
+    /// How many vertices the rows name (a vertex may be named by several).
+    pub fn distinct_vertices(&self) -> usize {
+        let mut ids = self.ids.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }

@@ -25,7 +25,7 @@ pub enum ServerError {
     },
     #[error(
         "database `{database}` not found on {url}\n  \
-         publish the module first: `spacetime publish -s local -p module {database}` \
+         publish the module first: `spacetime publish -s {url} -p module {database}` \
          (or `scripts/run`, which publishes it to the embedded host)"
     )]
     UnknownDatabase { url: String, database: String },
@@ -37,6 +37,28 @@ pub enum ServerError {
     },
     #[error("{what}: unexpected response: {message}")]
     Decode { what: String, message: String },
+}
+
+/// `url` if it names a server as the clients need it: `http://` or `https://`, a host, nothing
+/// after the port but slashes (a trailing one is dropped); otherwise what is wrong, for
+/// `--server`. Without a scheme the HTTP client's own error was "builder error for url".
+pub fn server_url(url: &str) -> Result<String, String> {
+    let not_a_url = || {
+        format!(
+            "`{url}` is not an http:// or https:// URL: give the scheme and host, e.g. \
+             http://127.0.0.1:3000"
+        )
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|_| not_a_url())?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(not_a_url());
+    }
+    if !parsed.path().trim_matches('/').is_empty() || parsed.query().is_some() {
+        return Err(format!(
+            "`{url}` has a path: give the server's root, e.g. http://127.0.0.1:3000"
+        ));
+    }
+    Ok(url.trim_end_matches('/').to_string())
 }
 
 /// Whether a 404's `message` says that `database` does not exist (rather than, say, a function

@@ -264,7 +264,19 @@ fn load_query_and_errors() {
     // The default transport falls back to HTTP without blaming the WebSocket for it.
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("spacetime publish") && !err.contains("WebSocket is not available"),
+        err.contains(&format!("spacetime publish -s {}", host.url()))
+            && !err.contains("WebSocket is not available"),
+        "{err}"
+    );
+    // A server without its scheme is refused before anything is sent.
+    let bare = host.url().trim_start_matches("http://");
+    let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+        .args(["--server", bare, "stats"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("not an http:// or https:// URL"),
         "{err}"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_graph"))
@@ -551,6 +563,17 @@ fn only_the_owner_and_granted_identities_write() {
         (&stats["max_snapshots"], &stats["small_traversals_build"]),
         (&1.into(), &false.into())
     );
+    // What is not given stays: --max alone once turned small traversals back on.
+    assert_eq!(
+        owner.json(&["snapshot-policy", "--max", "3"]),
+        json!({"max_snapshots": 3, "small_traversals": false})
+    );
+    let err = owner.fails(&["snapshot-policy"]);
+    assert!(err.contains("--max"), "{err}");
+    let off = owner.run(&["snapshot-policy", "--max", "0"]);
+    let off = String::from_utf8_lossy(&off.stdout).into_owned();
+    assert_eq!(off.trim(), "no instance may hold a snapshot");
+    owner.json(&["snapshot-policy", "--max", "1"]);
     let dfs = stranger.json(&["dfs", "1", "--dir", "both"]);
     assert_eq!(
         (&dfs["visited"], &dfs["deepest"]),
@@ -653,8 +676,12 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
         err.contains("unknown vertex label `hub`"),
         "not even the name: {err}"
     );
-    let labels = file(&dir, "v.csv", b"id,label\n2,hub\n3,town\n");
-    assert_eq!(cli.json(&["label-vertices", &labels])["rows"], 2);
+    let labels = file(&dir, "v.csv", b"id,label\n2,hub\n3,town\n3,town\n");
+    let labelled = cli.json(&["label-vertices", &labels]);
+    assert_eq!(
+        (&labelled["rows"], &labelled["labelled"]),
+        (&3.into(), &2.into())
+    );
     assert_eq!(
         cli.json(&["path", "1", "2", "--vertex-labels", "hub"])["path"],
         serde_json::json!([1, 2])

@@ -56,7 +56,8 @@ struct Global {
         long,
         global = true,
         env = "GRAPH_SERVER",
-        default_value = "http://127.0.0.1:3000"
+        default_value = "http://127.0.0.1:3000",
+        value_parser = graph_client::server::server_url
     )]
     server: String,
     /// Database (module) name.
@@ -114,6 +115,7 @@ enum Command {
     AddEdge {
         a: u64,
         b: u64,
+        /// The edge's label (none by default); a label other edges have, or a new one.
         #[arg(long, default_value = "")]
         label: String,
         /// Finite and non-negative.
@@ -125,6 +127,7 @@ enum Command {
     /// List the distinct neighbors of V.
     Neighbors {
         v: u64,
+        /// Which way to follow edges: `out` (along them), `in` (against them) or `both`.
         #[arg(long, default_value = "out")]
         dir: Direction,
         #[command(flatten)]
@@ -136,6 +139,7 @@ enum Command {
     /// Breadth-first search from V.
     Bfs {
         v: u64,
+        /// Which way to follow edges: `out` (along them), `in` (against them) or `both`.
         #[arg(long, default_value = "out")]
         dir: Direction,
         #[command(flatten)]
@@ -150,6 +154,7 @@ enum Command {
     /// Depth-first search from V (neighbors in ascending id order), listing vertices in preorder.
     Dfs {
         v: u64,
+        /// Which way to follow edges: `out` (along them), `in` (against them) or `both`.
         #[arg(long, default_value = "out")]
         dir: Direction,
         #[command(flatten)]
@@ -165,6 +170,7 @@ enum Command {
     Path {
         a: u64,
         b: u64,
+        /// Which way to follow edges: `out` (along them), `in` (against them) or `both`.
         #[arg(long, default_value = "out")]
         dir: Direction,
         #[command(flatten)]
@@ -177,6 +183,7 @@ enum Command {
     WeightedPath {
         a: u64,
         b: u64,
+        /// Which way to follow edges: `out` (along them), `in` (against them) or `both`.
         #[arg(long, default_value = "out")]
         dir: Direction,
         #[command(flatten)]
@@ -212,15 +219,17 @@ enum Command {
     Grant { identity: String },
     /// Take back IDENTITY's right to change the graph. Only the database's owner may.
     Revoke { identity: String },
-    /// Set which of the module's instances may build an in-memory snapshot of the graph: at most
-    /// --max at once (0: none, and those held are dropped), and whether many small traversals
-    /// build one as a large BFS does (`graph stats` shows the setting). Only the database's
-    /// owner may.
+    /// Set which of the module's instances may build an in-memory snapshot of the graph (`graph
+    /// stats` shows the setting; what is not given stays as it is). Only the database's owner
+    /// may.
+    #[command(group = clap::ArgGroup::new("setting").required(true).multiple(true))]
     SnapshotPolicy {
-        #[arg(long)]
-        max: u32,
-        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-        small_traversals: bool,
+        /// At most this many instances at once (0: none, and those held are dropped).
+        #[arg(long, group = "setting")]
+        max: Option<u32>,
+        /// Whether many small traversals build one, as a large BFS does (`true` or `false`).
+        #[arg(long, group = "setting", action = clap::ArgAction::Set)]
+        small_traversals: Option<bool>,
     },
     /// Subscribe to the graph's counts and version (and, with --vertex, to that vertex's
     /// out-edges) and print every change as the server pushes it. WebSocket only. If the
@@ -604,12 +613,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if g.json {
                 out!(
                     "{}",
-                    json!({"file": file, "rows": list.len(), "calls": calls, "vertices": info.vertices, "version": info.version})
+                    json!({"file": file, "rows": list.len(), "labelled": list.distinct_vertices(),
+                           "calls": calls, "vertices": info.vertices, "version": info.version})
                 );
             } else {
+                let rows = match list.len() == list.distinct_vertices() {
+                    true => String::new(),
+                    false => format!(" (named by {})", count_of(list.len(), "row", "rows")),
+                };
                 out!(
-                    "labelled {} in {}; the graph has {} vertices",
-                    count_of(list.len(), "vertex", "vertices"),
+                    "labelled {}{rows} in {}; the graph has {} vertices",
+                    count_of(list.distinct_vertices(), "vertex", "vertices"),
                     count_of(calls, "call", "calls"),
                     info.vertices
                 );
@@ -1002,12 +1016,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             max,
             small_traversals,
         } => {
+            let now = db.graph_info()?.policy;
+            let max = max.unwrap_or(now.max_snapshots);
+            let small_traversals = small_traversals.unwrap_or(now.build_for_small_traversals);
             db.set_snapshot_policy(max, small_traversals)?;
             if g.json {
                 out!(
                     "{}",
                     json!({"max_snapshots": max, "small_traversals": small_traversals})
                 );
+            } else if max == 0 {
+                out!("no instance may hold a snapshot");
             } else {
                 out!(
                     "at most {} may hold a snapshot; small traversals {} build one",
