@@ -36,6 +36,18 @@ enum Sink {
 fn destination(path: &Path) -> io::Result<PathBuf> {
     let mut path = path.to_owned();
     for _ in 0..40 {
+        // `/dev/stdout` and the like lead to a file this process has open (where the shell sent
+        // its output): replacing that file would drop what was written to it since.
+        if path.starts_with("/proc") || path.starts_with("/dev/fd") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is a file descriptor of this process (standard output?): an export \
+                     writes files of its own; give a file name",
+                    path.display()
+                ),
+            ));
+        }
         match std::fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_symlink() => {
                 let target = std::fs::read_link(&path)?;
@@ -350,6 +362,14 @@ mod tests {
         // A device or a pipe would be replaced: refused.
         std::os::unix::fs::symlink("/dev/null", at("null.csv")).unwrap();
         assert!(refused(&at("null.csv"), None).contains("not a regular file"));
+        // A descriptor this process has open (`--vertices /dev/stdout` sent to a file) would
+        // have replaced that file: refused.
+        let held = std::fs::File::create(at("held.csv")).unwrap();
+        let fd = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&held));
+        for v in [Path::new(&fd), Path::new("/dev/stdout")] {
+            let message = refused(&at("e.csv"), Some(v));
+            assert!(message.contains("file descriptor"), "{message}");
+        }
         // A symbolic link is written through: the link stays and points to the new file.
         std::fs::create_dir(at("real")).unwrap();
         std::os::unix::fs::symlink("real/target.csv", at("link.csv")).unwrap();
