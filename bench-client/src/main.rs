@@ -323,6 +323,12 @@ fn main() -> anyhow::Result<()> {
     let (arcs, attrs, summary) = {
         let sorted = edges.sorted();
         drop(edges);
+        // As `graph load` does: the edge and its lines named, before anything is loaded.
+        if let DatasetSpec::File(path) = &args.dataset
+            && let Some(conflict) = sorted.conflict_error(path)
+        {
+            bail!("{conflict}");
+        }
         let summary = sorted.summary();
         let arcs: Vec<(u64, u64)> = sorted.iter().collect();
         let attrs = ArcAttrs {

@@ -631,6 +631,26 @@ fn label_workloads_without_labels_are_refused() {
     );
 }
 
+/// A dataset file that gives an edge two weights is refused as `graph load` refuses it: the
+/// edge, its lines and both values named, before any server is called.
+#[test]
+fn a_dataset_giving_an_edge_two_weights_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.csv");
+    std::fs::write(&file, "src,dst,label,weight\n1,2,,1\n2,3,,1\n1,2,,2.5\n").unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
+        .args(["--dataset", &format!("file:{}", file.display())])
+        .args(["--server", "http://127.0.0.1:1"])
+        .output()
+        .expect("running graph-bench");
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("lines 2, 4 give the edge 1 → 2 both") && stderr.contains("weight 2.5"),
+        "{stderr}"
+    );
+}
+
 /// The benchmarks sample `--runs` vertices: asking for more full BFS (or Stage-1) calls than
 /// that is refused rather than quietly cut to `--runs`, but only when those benchmarks run.
 #[test]

@@ -230,6 +230,38 @@ impl EdgeList {
             .map(|i| (i - 1, i))
     }
 
+    /// In a [`sorted`](Self::sorted) list read from `file`, what is wrong if rows give an edge
+    /// different labels or weights: the first such edge, its lines in `file` (read again; a
+    /// pipe cannot be, and is not named), both values and how many other edges are given two
+    /// ways.
+    pub fn conflict_error(&self, file: &Path) -> Option<String> {
+        let (a, b) = self.first_conflict()?;
+        let (s, d) = (self.src[a], self.dst[a]);
+        let lines = lines_of_edge(file, s, d).unwrap_or_default();
+        let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
+        let more = if lines.len() > 5 { ", …" } else { "" };
+        let lines = match shown.is_empty() {
+            true => "its lines".to_string(),
+            false => format!("lines {}{more}", shown.join(", ")),
+        };
+        let attrs = |i| match self.attrs(i) {
+            ("", weight) => format!("no label and weight {weight}"),
+            (label, weight) => format!("label `{label}` and weight {weight}"),
+        };
+        let others = match self.conflicts() - 1 {
+            0 => String::new(),
+            1 => " (1 other edge is also given two ways)".to_string(),
+            n => format!(" ({n} other edges are also given two ways)"),
+        };
+        Some(format!(
+            "{}: {lines} give the edge {s} → {d} both {} and {}; an edge has one label and one \
+             weight{others}",
+            file.display(),
+            attrs(a),
+            attrs(b),
+        ))
+    }
+
     /// In a [`sorted`](Self::sorted) list, how many edges are given different labels or
     /// weights (each run of rows with the same ends, as [`first_conflict`](Self::first_conflict)
     /// finds the first).

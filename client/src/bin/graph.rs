@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use graph_client::edgelist::{lines_of_edge, read_edge_list, read_vertex_labels};
+use graph_client::edgelist::{read_edge_list, read_vertex_labels};
 use graph_client::export::{ExportFiles, partial_path};
 use graph_client::graph::{
     ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, LoadProgress,
@@ -642,37 +642,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // Sent distinct and in (src, dst) order, which keeps each vertex's arcs together in
             // the table; progress and --resume-from count in that order.
             let mut rest = rows.sorted();
-            if let Some((a, b)) = rest.first_conflict() {
-                let (s, d) = (rest.src[a], rest.dst[a]);
-                // Read again for the lines; a pipe (graph load /dev/stdin) cannot be.
-                let lines = lines_of_edge(&file, s, d).unwrap_or_default();
-                let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
-                let more = if lines.len() > 5 { ", …" } else { "" };
-                let lines = match shown.is_empty() {
-                    true => "its lines".to_string(),
-                    false => format!("lines {}{more}", shown.join(", ")),
-                };
-                let attrs = |i| {
-                    let (label, weight) = rest.attrs(i);
-                    match label {
-                        "" => format!("no label and weight {weight}"),
-                        _ => format!("label `{label}` and weight {weight}"),
-                    }
-                };
-                let others = match rest.conflicts() - 1 {
-                    0 => String::new(),
-                    n => format!(
-                        " ({} also given two ways)",
-                        count_of(n, "other edge is", "other edges are")
-                    ),
-                };
-                anyhow::bail!(
-                    "{}: {lines} give the edge {s} → {d} both {} and {}; an edge has one label \
-                     and one weight{others}. Nothing was sent",
-                    file.display(),
-                    attrs(a),
-                    attrs(b),
-                );
+            if let Some(conflict) = rest.conflict_error(&file) {
+                anyhow::bail!("{conflict}. Nothing was sent");
             }
             let total = rest.len();
             // Past the end is a hint from another file or a typo: loading nothing would hide it.
