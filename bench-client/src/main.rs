@@ -681,7 +681,7 @@ fn main() -> anyhow::Result<()> {
                     break;
                 };
                 println!(
-                    "mixed workload on {}, {} keys: {} writes acknowledged and accounted for",
+                    "mixed workload on {}, {} keys: {} writes acknowledged (warm-up included) and accounted for",
                     m.system, m.keys, m.acked_writes
                 );
                 mixed.push(m);

@@ -322,8 +322,9 @@ fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
     let _ = writeln!(
         t,
         "\nMixed workload side by side: {} writers ({} ms apart) and {} readers for {:.0} s per \
-         run{}; latency p99 (writes: max), memory at the end (PSS of the server's processes), \
-         data on disk at the end (–: not measured; a server in memory has none)\n",
+         run{}; latency p99 (writes: max), memory at the end (PSS of the server's processes: the \
+         whole server, every database it holds), data on disk at the end (–: not measured; a \
+         server in memory has none)\n",
         runs[0].writers,
         runs[0].write_delay_ms,
         runs[0].readers,
@@ -371,7 +372,7 @@ fn mixed(t: &mut String, runs: &[super::model::Mixed]) {
         };
         let _ = writeln!(
             t,
-            "\nMixed workload on {}, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s{}, {} writes acknowledged and accounted for{memory}\n",
+            "\nMixed workload on {}, {} keys: {} writers ({} ms apart) and {} readers for {:.0} s{}, {} writes acknowledged (warm-up included) and accounted for{memory}\n",
             m.system,
             m.keys,
             m.writers,
