@@ -247,6 +247,24 @@ fn load_query_and_errors() {
     );
     cli.json(&["remove-edge", "6", "7"]);
     assert_eq!(cli.json(&["path", "1", "8"])["status"], "Unreachable");
+    // A vertex goes with its edges; a second removal names it as unknown.
+    let before = cli.json(&["stats"]);
+    let degree = cli.json(&["neighbors", "5", "--dir", "both"])["neighbors"]
+        .as_array()
+        .unwrap()
+        .len() as u64;
+    let removed = cli.json(&["remove-vertex", "5"]);
+    assert_eq!(
+        (&removed["vertices"], &removed["edges"]),
+        (
+            &(before["vertices"].as_u64().unwrap() - 1).into(),
+            &(before["edges"].as_u64().unwrap() - degree).into()
+        ),
+        "{removed}"
+    );
+    let err = cli.fails(&["remove-vertex", "5"]);
+    assert!(err.contains("unknown vertex 5"), "{err}");
+    assert!(cli.run(&["check"]).status.success());
 
     // Wrong database and no server: the error says what to do.
     let out = Command::new(env!("CARGO_BIN_EXE_graph"))

@@ -124,6 +124,8 @@ enum Command {
     },
     /// Remove the edge A → B.
     RemoveEdge { a: u64, b: u64 },
+    /// Remove vertex V with all its edges (an unknown vertex is an error).
+    RemoveVertex { v: u64 },
     /// List the distinct neighbors of V.
     Neighbors {
         v: u64,
@@ -828,6 +830,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 let now = if adding { "is in" } else { "is not in" };
                 out!(
                     "{a} → {b} {now} the graph now; it has {} edges, version {}",
+                    info.edges,
+                    info.version
+                );
+            }
+        }
+        Command::RemoveVertex { v } => {
+            db.remove_vertex(v)?;
+            let info = db.info()?;
+            if g.json {
+                out!(
+                    "{}",
+                    json!({"removed": v, "vertices": info.vertices, "edges": info.edges,
+                           "version": info.version})
+                );
+            } else {
+                out!(
+                    "{v} and its edges are not in the graph now; it has {} vertices, {} edges, \
+                     version {}",
+                    info.vertices,
                     info.edges,
                     info.version
                 );
