@@ -616,17 +616,22 @@ fn weighted_and_label_filtered_workloads_run_verified_on_a_labelled_grid() {
     check_samples(out.path(), &report);
 }
 
-#[test]
-fn label_workloads_without_labels_are_refused() {
+/// graph-bench run with `args` against a server that is not there: its exit status and stderr.
+fn bench_without_server(args: &[&str]) -> (bool, String) {
     let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
-        .args(["--dataset", "grid:4", "--workloads", "bfs-labels"])
         .args(["--server", "http://127.0.0.1:1"])
+        .args(args)
         .output()
         .expect("running graph-bench");
-    assert!(!run.status.success());
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    (run.status.success(), stderr)
+}
+
+#[test]
+fn label_workloads_without_labels_are_refused() {
+    let (ok, stderr) = bench_without_server(&["--dataset", "grid:4", "--workloads", "bfs-labels"]);
     assert!(
-        stderr.contains("the bfs-labels workload needs --random-labels K"),
+        !ok && stderr.contains("the bfs-labels workload needs --random-labels K"),
         "{stderr}"
     );
 }
@@ -638,15 +643,10 @@ fn a_dataset_giving_an_edge_two_weights_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("two.csv");
     std::fs::write(&file, "src,dst,label,weight\n1,2,,1\n2,3,,1\n1,2,,2.5\n").unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_graph-bench"))
-        .args(["--dataset", &format!("file:{}", file.display())])
-        .args(["--server", "http://127.0.0.1:1"])
-        .output()
-        .expect("running graph-bench");
-    assert!(!run.status.success());
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let (ok, stderr) = bench_without_server(&["--dataset", &format!("file:{}", file.display())]);
     assert!(
-        stderr.contains("lines 2, 4 give the edge 1 → 2 both") && stderr.contains("weight 2.5"),
+        !ok && stderr.contains("lines 2, 4 give the edge 1 → 2 both")
+            && stderr.contains("weight 2.5"),
         "{stderr}"
     );
 }
@@ -655,23 +655,15 @@ fn a_dataset_giving_an_edge_two_weights_is_named() {
 /// that is refused rather than quietly cut to `--runs`, but only when those benchmarks run.
 #[test]
 fn more_full_bfs_runs_than_sampled_vertices_are_refused() {
-    let bench = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_graph-bench"))
-            .args(["--dataset", "grid:4", "--server", "http://127.0.0.1:1"])
-            .args(args)
-            .output()
-            .expect("running graph-bench")
-    };
-    let run = bench(&["--workloads", "bfs", "--runs", "3", "--bfs-runs", "10"]);
-    assert!(!run.status.success());
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    let bench = |args: &[&str]| bench_without_server(&[&["--dataset", "grid:4"], args].concat());
+    let (ok, stderr) = bench(&["--workloads", "bfs", "--runs", "3", "--bfs-runs", "10"]);
     assert!(
-        stderr.contains("--bfs-runs 10 is more than --runs 3"),
+        !ok && stderr.contains("--bfs-runs 10 is more than --runs 3"),
         "{stderr}"
     );
     // Without the full BFS, the default --bfs-runs does not matter: the run gets as far as
     // the (absent) server.
-    let run = bench(&[
+    let (_, stderr) = bench(&[
         "--workloads",
         "neighbors",
         "--runs",
@@ -679,7 +671,6 @@ fn more_full_bfs_runs_than_sampled_vertices_are_refused() {
         "--systems",
         "stdb",
     ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(!stderr.contains("is more than --runs"), "{stderr}");
 }
 
