@@ -610,6 +610,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::LabelVertices { file } => {
             // The whole file is parsed first: a malformed line stops before any call.
             let list = read_vertex_labels(&file)?;
+            ctrlc::set_handler(|| {
+                eprintln!(
+                    "\ninterrupted: some calls may have labelled their vertices; re-run the same \
+                     command (labelling is idempotent)"
+                );
+                std::process::exit(130);
+            })?;
             let calls = db.load_vertex_labels(&list)?;
             let info = db.info()?;
             if g.json {
