@@ -590,8 +590,8 @@ mod tests {
         let (mut from, mut rows_each) = (0u64, Vec::new());
         while from <= max {
             let to = from.saturating_add(width - 1);
-            let read = &sources[sources.partition_point(|&s| s < from)..]
-                [..sources.partition_point(|&s| s <= to) - sources.partition_point(|&s| s < from)];
+            let lo = sources.partition_point(|&s| s < from);
+            let read = &sources[lo..sources.partition_point(|&s| s <= to)];
             rows_each.push(read.len() as u64);
             from = to + 1;
             width = next_width(width, to, read.first().copied(), read.len() as u64, units);

@@ -619,20 +619,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             })?;
             let calls = db.load_vertex_labels(&list)?;
             let info = db.info()?;
+            let labelled = list.distinct_vertices();
             if g.json {
                 out!(
                     "{}",
-                    json!({"file": file, "rows": list.len(), "labelled": list.distinct_vertices(),
+                    json!({"file": file, "rows": list.len(), "labelled": labelled,
                            "calls": calls, "vertices": info.vertices, "version": info.version})
                 );
             } else {
-                let rows = match list.len() == list.distinct_vertices() {
+                let rows = match list.len() == labelled {
                     true => String::new(),
                     false => format!(" (named by {})", count_of(list.len(), "row", "rows")),
                 };
                 out!(
                     "labelled {}{rows} in {}; the graph has {} vertices",
-                    count_of(list.distinct_vertices(), "vertex", "vertices"),
+                    count_of(labelled, "vertex", "vertices"),
                     count_of(calls, "call", "calls"),
                     info.vertices
                 );
