@@ -716,9 +716,14 @@ fn pause_args(millis: u32) -> Vec<u8> {
     bsatn::to_vec(&(millis,)).unwrap()
 }
 
-#[test]
-fn a_call_waiting_for_an_instance_keeps_its_connection_alive() {
-    // One procedure instance, held for 3 s by another caller: the next call waits for it.
+/// A host with one procedure instance (pings every 300 ms, idle after 1.5 s), which another
+/// caller holds for 3 s from about 0.5 s before this returns; and a client of the owner's,
+/// connected, whose calls wait for that instance. The holder's thread returns its result.
+fn an_instance_held_for_3_s() -> (
+    TestHost,
+    RawClient,
+    std::thread::JoinHandle<ProcedureStatus>,
+) {
     let (host, owner) = host_with_module(&[
         "--procedure-instances",
         "1",
@@ -740,6 +745,12 @@ fn a_call_waiting_for_an_instance_keeps_its_connection_alive() {
     std::thread::sleep(Duration::from_millis(500));
     let mut waiting = RawClient::connect(host.url(), DB, Some(&token), Some(BIN_PROTOCOL)).unwrap();
     assert!(waiting.recv().is_ok());
+    (host, waiting, holder)
+}
+
+#[test]
+fn a_call_waiting_for_an_instance_keeps_its_connection_alive() {
+    let (_host, mut waiting, holder) = an_instance_held_for_3_s();
     let started = Instant::now();
     // While the call waits, the server keeps pinging this silent client (which answers), so
     // the idle timeout never closes it, and the answer arrives.
@@ -747,6 +758,39 @@ fn a_call_waiting_for_an_instance_keeps_its_connection_alive() {
     assert!(matches!(status, ProcedureStatus::Returned(_)), "{status:?}");
     assert!(started.elapsed() > Duration::from_millis(1_500));
     assert!(waiting.pings >= 2, "{} pings while waiting", waiting.pings);
+    assert!(matches!(
+        holder.join().unwrap(),
+        ProcedureStatus::Returned(_)
+    ));
+}
+
+#[test]
+fn calls_queued_behind_a_waiting_one_do_not_make_their_client_idle() {
+    let (_host, mut waiting, holder) = an_instance_held_for_3_s();
+    // More calls than the server queues behind the waiting one: it stops reading the socket,
+    // and so the client's pongs, until the queue drains. That is the server's choice, not the
+    // client's silence: the connection stays open and every call is answered, in order.
+    let calls = 100;
+    for id in 0..calls {
+        waiting.send(&ClientMessage::CallProcedure(CallProcedure {
+            request_id: id,
+            flags: CallProcedureFlags::Default,
+            procedure: "echo".into(),
+            args: echo_args(id.into()).into(),
+        }));
+    }
+    let mut answered = Vec::new();
+    while answered.len() < calls as usize {
+        match waiting.recv() {
+            Ok(ServerMessage::ProcedureResult(r)) => {
+                assert!(matches!(r.status, ProcedureStatus::Returned(_)), "{r:?}");
+                answered.push(r.request_id);
+            }
+            Ok(_) => {}
+            Err(code) => panic!("closed ({code:?}) after {} answers", answered.len()),
+        }
+    }
+    assert_eq!(answered, (0..calls).collect::<Vec<_>>());
     assert!(matches!(
         holder.join().unwrap(),
         ProcedureStatus::Returned(_)

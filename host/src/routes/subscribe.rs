@@ -342,11 +342,19 @@ async fn serve(
     let mut buffer = Some(SerializeBuffer::new(client.config));
     let mut queued = VecDeque::new();
     let mut evaluating: Option<Evaluation> = None;
+    let mut was_reading = true;
     loop {
+        let reading = queued.len() < QUEUED_MESSAGES;
+        if !reading || !was_reading {
+            // Not reading is the server's choice, not the client's silence: its pongs wait
+            // unread behind the calls it queued. Its idle time starts once reading resumes.
+            last_heard = Instant::now();
+        }
+        was_reading = reading;
         let idle_deadline = last_heard + options.idle_timeout;
         let ping_due = last_heard + options.ping_interval;
         tokio::select! {
-            frame = socket.recv(), if queued.len() < QUEUED_MESSAGES => {
+            frame = socket.recv(), if reading => {
                 let frame = match frame {
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return End::Gone,
                     Some(Ok(frame)) => frame,
@@ -401,7 +409,7 @@ async fn serve(
             // interval). The SDK's socket keeps Nagle's algorithm on, so a call sent just after
             // its pong waits for our delayed ACK of the pong: 40 ms, which stalled a few calls
             // once per interval under the mixed workload (results/dblp-mixed).
-            _ = tokio::time::sleep_until(ping_due), if !awaiting_pong => {
+            _ = tokio::time::sleep_until(ping_due), if reading && !awaiting_pong => {
                 // One unanswered ping at a time; the idle timeout decides when it is gone.
                 awaiting_pong = true;
                 let ping = Message::Ping(Bytes::new());
@@ -409,7 +417,7 @@ async fn serve(
                     return End::Gone;
                 }
             }
-            _ = tokio::time::sleep_until(idle_deadline) => {
+            _ = tokio::time::sleep_until(idle_deadline), if reading => {
                 return End::Close(close(close_code::AWAY, "idle timeout"));
             }
             _ = module_watch.watch_module_host() => {
