@@ -508,6 +508,10 @@ fn watch_prints_changes_as_they_arrive() {
         .stdout;
     let text = String::from_utf8(text).unwrap();
     assert!(text.contains("1 has 1 out-edge\n  1 → 3\n"), "{text}");
+    // --count 0: the state now, and nothing after it.
+    let now = cli.run(&["watch", "--vertex", "1", "--count", "0"]).stdout;
+    let now = String::from_utf8(now).unwrap();
+    assert!(now.ends_with("1 has 1 out-edge\n  1 → 3\n"), "{now}");
 
     let err = cli.fails(&["watch", "--transport", "http"]);
     assert!(err.contains("WebSocket"), "{err}");

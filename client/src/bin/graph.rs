@@ -244,7 +244,8 @@ enum Command {
         #[arg(long)]
         vertex: Option<u64>,
         /// Stop after this many changes (edge changes and version lines, not counting the
-        /// initial state), and the version line of the last edge change's version.
+        /// initial state), and the version line of the last edge change's version; 0: print
+        /// the current state and stop.
         #[arg(long)]
         count: Option<u64>,
         /// Stop after this long (e.g. 30s, 5m); by default, watch until interrupted.
@@ -352,8 +353,10 @@ fn run_watch(
     // Edge changes printed since the last version line: that version's line is still due.
     let mut version_due = false;
     let mut reconnected = false;
+    // The state the subscription starts from is printed whatever the count.
+    let mut subscribed = false;
     let mut out = std::io::stdout().lock();
-    while count.is_none_or(|c| seen < c || version_due) {
+    while !subscribed || count.is_none_or(|c| seen < c || version_due) {
         let wait = match deadline {
             Some(at) if at <= Instant::now() => break,
             Some(at) => at - Instant::now(),
@@ -421,8 +424,9 @@ fn run_watch(
             writeln!(out, "{text}")?;
         }
         out.flush()?;
-        if !matches!(change, Change::Subscribed { .. }) {
-            seen += 1;
+        match change {
+            Change::Subscribed { .. } => subscribed = true,
+            _ => seen += 1,
         }
         version_due = matches!(change, Change::EdgeInserted(_) | Change::EdgeDeleted(_));
     }
