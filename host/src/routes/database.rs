@@ -314,30 +314,37 @@ async fn call_function(
             Ok(reducer_response(call.result))
         }
         // Not a reducer: try a procedure of that name.
-        Err(ReducerCallError::NoSuchReducer | ReducerCallError::ScheduleReducerNotFound) => module
-            // The official route passes no timer, so its header reads 0 for procedures; the
-            // start instant makes the header carry the procedure's real server-side duration.
-            .call_procedure(
-                identity,
-                Some(connection_id),
-                Some(Instant::now()),
-                &function,
-                args,
-                // Confirmed reads, as the official route asks: a transaction the procedure
-                // commits is durable before the procedure goes on (and so before its answer).
-                true,
-            )
-            .await
-            .result
-            .map_err(HttpError::from)
-            .and_then(|result| {
+        Err(ReducerCallError::NoSuchReducer | ReducerCallError::ScheduleReducerNotFound) => {
+            let call = module
+                // The official route passes no timer, so its header reads 0 for procedures;
+                // the start instant makes the header carry the procedure's real server-side
+                // duration.
+                .call_procedure(
+                    identity,
+                    Some(connection_id),
+                    Some(Instant::now()),
+                    &function,
+                    args,
+                    // Confirmed reads, as the official route asks: a transaction the procedure
+                    // commits is durable before the procedure goes on.
+                    true,
+                )
+                .await;
+            // That covers commits only. A transaction the procedure read and rolled back may
+            // have seen commits not yet durable, which a crash would undo: answer once the
+            // state it last read is durable, as the WebSocket's confirmed reads do.
+            if let Some(offset) = call.tx_offset {
+                until_durable(&module, offset).await?;
+            }
+            call.result.map_err(HttpError::from).and_then(|result| {
                 let body = serde_json::to_vec(SerializeWrapper::from_ref(&result.return_val))
                     .map_err(HttpError::internal)?;
                 let mut response = json_response(StatusCode::OK, body);
                 let (name, value) = duration_header(result.execution_duration);
                 response.headers_mut().insert(name, value);
                 Ok(response)
-            }),
+            })
+        }
         Err(e) => Err(e.into()),
     }
 }
