@@ -133,7 +133,7 @@ pub fn table(report: &Report) -> String {
     }
     mixed(&mut t, &report.mixed);
     if !report.snapshots.is_empty() {
-        t.push_str("\n| in-memory snapshot (at the end of the run) | version | edges | heap bytes (allocator) | bytes per edge | instance memory |\n");
+        t.push_str("\n| in-memory snapshot (at the end of the run, else after SpacetimeDB's workloads) | version | edges | heap bytes (allocator) | bytes per edge | instance memory |\n");
         t.push_str("|---|---:|---:|---:|---:|---:|\n");
         for (i, m) in report.snapshots.iter().enumerate() {
             let _ = writeln!(

@@ -100,7 +100,8 @@ pub struct Report {
     /// Traversals while a writer changes the graph at fixed rates.
     #[serde(default)]
     pub under_writes: Vec<UnderWrites>,
-    /// The in-memory snapshots the module's instances held at the end of the run.
+    /// The in-memory snapshots the module's instances held at the end of the run (else, when
+    /// none is listed then, after the last SpacetimeDB system's workloads).
     #[serde(default)]
     pub snapshots: Vec<SnapshotMemory>,
     /// Concurrent writers and readers for a fixed time (agdb's social-network shape).
