@@ -122,14 +122,19 @@ impl RawClient {
         }
     }
 
-    /// Calls a procedure with raw BSATN arguments; returns its status.
-    fn call_procedure(&mut self, request_id: u32, name: &str, args: Vec<u8>) -> ProcedureStatus {
+    /// Sends a call of a procedure with raw BSATN arguments, without waiting for its result.
+    fn send_call(&mut self, request_id: u32, name: &str, args: Vec<u8>) {
         self.send(&ClientMessage::CallProcedure(CallProcedure {
             request_id,
             flags: CallProcedureFlags::Default,
             procedure: name.into(),
             args: args.into(),
         }));
+    }
+
+    /// Calls a procedure with raw BSATN arguments; returns its status.
+    fn call_procedure(&mut self, request_id: u32, name: &str, args: Vec<u8>) -> ProcedureStatus {
+        self.send_call(request_id, name, args);
         loop {
             match self.recv() {
                 Ok(ServerMessage::ProcedureResult(r)) if r.request_id == request_id => {
@@ -772,12 +777,7 @@ fn calls_queued_behind_a_waiting_one_do_not_make_their_client_idle() {
     // client's silence: the connection stays open and every call is answered, in order.
     let calls = 100;
     for id in 0..calls {
-        waiting.send(&ClientMessage::CallProcedure(CallProcedure {
-            request_id: id,
-            flags: CallProcedureFlags::Default,
-            procedure: "echo".into(),
-            args: echo_args(id.into()).into(),
-        }));
+        waiting.send_call(id, "echo", echo_args(id.into()));
     }
     let mut answered = Vec::new();
     while answered.len() < calls as usize {
