@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
-bench_beside_peers fb fb-peers --systems stdb,neo4j,neo4j-apoc,postgres,kuzu,falkordb \
+bench_beside_peers fb fb-peers --systems stdb,stdb-http,neo4j,neo4j-apoc,postgres,kuzu,falkordb \
   --writes 0 --under-writes-secs 0 --mixed-secs 0 --propagation-writes 0 --throughput-inserts 0
