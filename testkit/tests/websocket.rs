@@ -196,6 +196,28 @@ fn the_protocol_refuses_bad_input_and_keeps_serving() {
     };
     assert_eq!(plain(DB), (426, Some("websocket".to_owned())));
     assert_eq!(plain("nope").0, 404);
+    // An upgrade of another WebSocket version, or without a key: 400, saying which.
+    let upgrade = |version: &str, key: Option<&str>| {
+        let mut request = reqwest::blocking::Client::new()
+            .get(format!("{url}/v1/database/{DB}/subscribe"))
+            .header("connection", "Upgrade")
+            .header("upgrade", "websocket")
+            .header("sec-websocket-version", version)
+            .header("sec-websocket-protocol", BIN_PROTOCOL);
+        if let Some(key) = key {
+            request = request.header("sec-websocket-key", key);
+        }
+        let resp = request.send().unwrap();
+        (resp.status().as_u16(), resp.text().unwrap())
+    };
+    let (status, text) = upgrade("8", Some("dGhlIHNhbXBsZSBub25jZQ=="));
+    assert_eq!((status, text.contains("'13'")), (400, true), "{text}");
+    let (status, text) = upgrade("13", None);
+    assert_eq!(
+        (status, text.contains("Sec-WebSocket-Key")),
+        (400, true),
+        "{text}"
+    );
 
     // Without a token the server mints an identity and sends its token first.
     let mut anonymous = RawClient::connect(url, DB, None, Some(BIN_PROTOCOL)).unwrap();
@@ -834,6 +856,41 @@ fn messages_up_to_the_limit_arrive_in_one_frame() {
     let junk = vec![0xFF; 20 << 20];
     client.socket.send(Message::Binary(junk.into())).unwrap();
     assert_eq!(client.recv().unwrap_err(), Some(CloseCode::Error));
+}
+
+#[test]
+fn a_message_over_the_limit_is_refused_by_its_size() {
+    let (host, owner) = host_with_module(&[]);
+    let mut client = RawClient::connect(host.url(), DB, owner.token(), Some(BIN_PROTOCOL)).unwrap();
+    assert!(client.recv().is_ok());
+    // One byte over 32 MiB, in one frame: the socket library refuses it by its header, and the
+    // client, still writing the rest, must get the reason rather than a reset connection.
+    let size = (32 << 20) + 1;
+    client
+        .socket
+        .send(Message::Binary(vec![0xFF; size].into()))
+        .expect("the server reads the whole message before it closes");
+    match client.socket.read() {
+        Ok(Message::Close(Some(frame))) => {
+            assert_eq!(frame.code, CloseCode::Size);
+            let limit = 32 << 20;
+            assert_eq!(
+                frame.reason.as_str(),
+                format!("a message of {size} bytes is over the limit of {limit} bytes")
+            );
+        }
+        other => panic!("expected a close frame for the size: {other:?}"),
+    }
+    // The host keeps serving, and the refused connection is gone from the engine.
+    let mut next = RawClient::connect(host.url(), DB, owner.token(), Some(BIN_PROTOCOL)).unwrap();
+    assert!(next.recv().is_ok());
+    let ProcedureStatus::Returned(bytes) = next.call_procedure(1, "echo", echo_args(7)) else {
+        panic!("echo failed");
+    };
+    let echo: Echo = bsatn::from_slice(&bytes).unwrap();
+    assert_eq!(echo.x, 7);
+    drop(next);
+    wait_for_clients(&owner, 0);
 }
 
 #[test]

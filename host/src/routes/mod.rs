@@ -6,6 +6,7 @@
 mod auth;
 mod database;
 mod subscribe;
+mod websocket;
 
 use std::sync::Arc;
 use std::time::Duration;

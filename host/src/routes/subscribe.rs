@@ -5,8 +5,8 @@
 //! `client_connected` / `client_disconnected` lifecycle, decodes and executes every client
 //! message (reducer and procedure calls, subscriptions, one-off queries) and queues the server
 //! messages, which this actor serialises with the engine's own encoders. What is left here is
-//! the socket: negotiation, the read/write loop, pings, the idle timeout, and a disconnect that
-//! runs however the connection ends.
+//! the socket: negotiation (the handshake itself is in `websocket.rs`), the read/write loop,
+//! pings, the idle timeout, and a disconnect that runs however the connection ends.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -17,11 +17,9 @@ use std::time::Duration;
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use futures_util::{SinkExt, StreamExt};
 use serde::Deserialize;
 use spacetimedb::client::messages::{SerializeBuffer, serialize_v2, serialize_v3};
 use spacetimedb::client::{
@@ -34,7 +32,12 @@ use spacetimedb_lib::ConnectionId;
 use spacetimedb_lib::connection_id::ConnectionIdForUrl;
 use spacetimedb_lib::identity::AuthCtx;
 use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
+use super::websocket::{Socket, Upgrade, close, refuse_oversize};
 use super::{App, HttpError, Result};
 use crate::auth::Caller;
 use crate::control::Target;
@@ -83,44 +86,12 @@ const PROTOCOLS: [(&str, WsVersion); 2] = [
     (v2::BIN_PROTOCOL, WsVersion::V2),
 ];
 
-/// A request to the subscribe route that is not a WebSocket upgrade, answered as the official
-/// server answers it: 426 with the headers that name the protocol when it asks for no upgrade
-/// (a plain GET), else 400 (or 405) saying what is missing.
-fn not_an_upgrade(rejection: WebSocketUpgradeRejection) -> Response {
-    use WebSocketUpgradeRejection::*;
-    let text = |status: StatusCode, message: &'static str| (status, message).into_response();
-    match rejection {
-        InvalidConnectionHeader(_) | InvalidUpgradeHeader(_) | ConnectionNotUpgradable(_) => (
-            StatusCode::UPGRADE_REQUIRED,
-            [
-                (header::CONNECTION, "upgrade"),
-                (header::UPGRADE, "websocket"),
-            ],
-            "This service requires use of the websocket protocol",
-        )
-            .into_response(),
-        InvalidWebSocketVersionHeader(_) => text(
-            StatusCode::BAD_REQUEST,
-            "`Sec-WebSocket-Version` header did not include '13'",
-        ),
-        WebSocketKeyHeaderMissing(_) => text(
-            StatusCode::BAD_REQUEST,
-            "`Sec-WebSocket-Key` header missing",
-        ),
-        MethodNotGet(_) => text(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Request method must be `GET`",
-        ),
-        other => other.into_response(),
-    }
-}
-
 pub(super) async fn subscribe(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,
     Path(name_or_identity): Path<String>,
     Query(query): Query<SubscribeQuery>,
-    upgrade: std::result::Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    upgrade: std::result::Result<Upgrade, Response>,
 ) -> Result<Response> {
     let connection_id = query
         .connection_id
@@ -134,17 +105,11 @@ pub(super) async fn subscribe(
     let db = app.control.resolve(&Target::parse(&name_or_identity)?)?;
     let upgrade = match upgrade {
         Ok(upgrade) => upgrade,
-        Err(rejection) => return Ok(not_an_upgrade(rejection)),
+        Err(refusal) => return Ok(refusal),
     };
-    let upgrade = upgrade.protocols(PROTOCOLS.map(|(name, _)| name));
-    let version = upgrade
-        .selected_protocol()
-        .and_then(|chosen| {
-            PROTOCOLS
-                .iter()
-                .find(|(name, _)| chosen.as_bytes() == name.as_bytes())
-        })
-        .map(|&(_, version)| version)
+    let (protocol, version) = upgrade
+        .choose(PROTOCOLS.map(|(name, _)| name))
+        .and_then(|chosen| PROTOCOLS.into_iter().find(|&(name, _)| name == chosen))
         .ok_or_else(|| HttpError::bad_request("no valid protocol selected"))?;
     let config = ClientConfig {
         protocol: Protocol::Binary,
@@ -166,46 +131,48 @@ pub(super) async fn subscribe(
     // The 101 goes out first; the rest runs on the upgraded socket.
     // A message is one frame from the SDK, so frames may be as large as messages (the socket
     // library's own default, 16 MiB, cut larger calls off without a word).
-    let upgrade = upgrade
-        .max_message_size(options.max_message_bytes)
-        .max_frame_size(options.max_message_bytes)
-        .on_failed_upgrade(|e| log::warn!("websocket: upgrade failed: {e}"));
+    let limits = WebSocketConfig::default()
+        .max_message_size(Some(options.max_message_bytes))
+        .max_frame_size(Some(options.max_message_bytes));
     let busy = app.timer_pump.busy();
-    Ok(upgrade.on_upgrade(move |mut socket| async move {
-        let mut module_rx = module_rx;
-        let connected = match ClientConnection::call_client_connected_maybe_reject(
-            &mut module_rx,
-            client_id,
-            auth.clone(),
-        )
-        .await
-        {
-            Ok(connected) => connected,
-            Err(e) => {
-                log::info!("websocket: {client_id:?} refused by client_connected: {e}");
-                let close = close(close_code::POLICY, format!("connection refused: {e}"));
-                let _ = socket.send(close).await;
-                return;
-            }
-        };
-        let initial = v2::ServerMessage::InitialConnection(v2::InitialConnection {
-            identity: caller.identity,
-            connection_id,
-            token: caller.token.into(),
-        });
-        let actor = move |client, receiver| run(client, receiver, socket, options, initial, busy);
-        ClientConnection::spawn(
-            client_id,
-            auth,
-            sql_auth,
-            config,
-            db.replica_id,
-            module_rx,
-            actor,
-            connected,
-        )
-        .await;
-    }))
+    Ok(
+        upgrade.accept(protocol, limits, move |mut socket| async move {
+            let mut module_rx = module_rx;
+            let connected = match ClientConnection::call_client_connected_maybe_reject(
+                &mut module_rx,
+                client_id,
+                auth.clone(),
+            )
+            .await
+            {
+                Ok(connected) => connected,
+                Err(e) => {
+                    log::info!("websocket: {client_id:?} refused by client_connected: {e}");
+                    let close = close(CloseCode::Policy, format!("connection refused: {e}"));
+                    let _ = socket.send(close).await;
+                    return;
+                }
+            };
+            let initial = v2::ServerMessage::InitialConnection(v2::InitialConnection {
+                identity: caller.identity,
+                connection_id,
+                token: caller.token.into(),
+            });
+            let actor =
+                move |client, receiver| run(client, receiver, socket, options, initial, busy);
+            ClientConnection::spawn(
+                client_id,
+                auth,
+                sql_auth,
+                config,
+                db.replica_id,
+                module_rx,
+                actor,
+                connected,
+            )
+            .await;
+        }),
+    )
 }
 
 /// Disconnects the client (running `client_disconnected` and dropping its subscriptions) when
@@ -235,43 +202,36 @@ enum End {
     Gone,
     /// Close the socket with this frame.
     Close(Message),
-}
-
-fn close(code: u16, reason: impl Into<String>) -> Message {
-    let mut reason: String = reason.into();
-    // A close frame's reason must fit in a control frame (125 bytes, 2 of them the code).
-    if reason.len() > 123 {
-        let mut cut = 120;
-        while !reason.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        reason.truncate(cut);
-        reason.push_str("...");
-    }
-    Message::Close(Some(CloseFrame {
-        code,
-        reason: reason.into(),
-    }))
+    /// The client sent a message of `size` bytes, over `limit`.
+    Oversize { size: usize, limit: usize },
 }
 
 /// The connection's actor: the first message, then the read/write loop, then the disconnect.
 async fn run(
     client: ClientConnection,
     mut outgoing: ClientConnectionReceiver,
-    mut socket: WebSocket,
+    mut socket: Socket,
     options: WebSocketOptions,
     initial: v2::ServerMessage,
     // Keeps the timer pump running while the connection is open.
     _busy: Busy,
 ) {
     let guard = Disconnect(Some(client.clone()));
+    let id = client.id;
     let end = match client.send_message(None, OutboundMessage::V2(initial)) {
         Ok(()) => serve(client, &mut outgoing, &mut socket, options).await,
-        Err(e) => End::Close(close(close_code::ERROR, e.to_string())),
+        Err(e) => End::Close(close(CloseCode::Error, e.to_string())),
     };
     outgoing.close();
-    if let End::Close(frame) = end {
-        let _ = send_within(&mut socket, frame, options.idle_timeout).await;
+    match end {
+        End::Gone => {}
+        End::Close(frame) => {
+            let _ = send_within(&mut socket, frame, options.idle_timeout).await;
+        }
+        End::Oversize { size, limit } => {
+            log::info!("websocket: closing {id:?}: a message of {size} bytes");
+            refuse_oversize(&mut socket, size, limit).await;
+        }
     }
     guard.now().await;
 }
@@ -283,7 +243,7 @@ const QUEUED_MESSAGES: usize = 64;
 /// Sends `message` unless the client takes no frames for `within`: a client that stopped
 /// reading would otherwise hold its connection, and the messages queued for it, for good.
 async fn send_within(
-    socket: &mut WebSocket,
+    socket: &mut Socket,
     message: Message,
     within: Duration,
 ) -> Result<(), String> {
@@ -332,7 +292,7 @@ async fn evaluate_queued(
 async fn serve(
     client: ClientConnection,
     outgoing: &mut ClientConnectionReceiver,
-    socket: &mut WebSocket,
+    socket: &mut Socket,
     options: WebSocketOptions,
 ) -> End {
     let mut module_watch = client.clone();
@@ -354,8 +314,11 @@ async fn serve(
         let idle_deadline = last_heard + options.idle_timeout;
         let ping_due = last_heard + options.ping_interval;
         tokio::select! {
-            frame = socket.recv(), if reading => {
+            frame = socket.next(), if reading => {
                 let frame = match frame {
+                    Some(Err(WsError::Capacity(CapacityError::MessageTooLong { size, max_size }))) => {
+                        return End::Oversize { size, limit: max_size };
+                    }
                     None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return End::Gone,
                     Some(Ok(frame)) => frame,
                 };
@@ -367,14 +330,14 @@ async fn serve(
                         awaiting_pong = false;
                         continue;
                     }
-                    // Answered by the socket itself.
-                    Message::Ping(_) | Message::Close(_) => continue,
+                    // Answered by the socket itself; raw frames are never read.
+                    Message::Ping(_) | Message::Close(_) | Message::Frame(_) => continue,
                 };
                 // Results come back through `outgoing`.
                 queued.push_back((data, std::time::Instant::now()));
                 if let Err(e) = evaluate_queued(&client, &mut queued, &mut evaluating).await {
                     log::info!("websocket: closing {:?}: {e}", client.id);
-                    return End::Close(close(close_code::ERROR, e));
+                    return End::Close(close(CloseCode::Error, e));
                 }
             }
             evaluated = async {
@@ -390,13 +353,13 @@ async fn serve(
                 };
                 if let Err(e) = evaluated {
                     log::info!("websocket: closing {:?}: {e}", client.id);
-                    return End::Close(close(close_code::ERROR, e));
+                    return End::Close(close(CloseCode::Error, e));
                 }
             }
             n = outgoing.recv_many(&mut messages, ClientConnectionReceiver::DEFAULT_RECV_MANY_LIMIT) => {
                 if n == 0 {
                     // The engine dropped the connection (kicked, or the database went away).
-                    return End::Close(close(close_code::AWAY, "the server closed the connection"));
+                    return End::Close(close(CloseCode::Away, "the server closed the connection"));
                 }
                 let sent =
                     write(&client, socket, &mut buffer, &mut messages, options.idle_timeout).await;
@@ -418,10 +381,10 @@ async fn serve(
                 }
             }
             _ = tokio::time::sleep_until(idle_deadline), if reading => {
-                return End::Close(close(close_code::AWAY, "idle timeout"));
+                return End::Close(close(CloseCode::Away, "idle timeout"));
             }
             _ = module_watch.watch_module_host() => {
-                return End::Close(close(close_code::AWAY, "module exited"));
+                return End::Close(close(CloseCode::Away, "module exited"));
             }
         }
     }
@@ -431,7 +394,7 @@ async fn serve(
 /// on v3) and sends them, reusing `buffer` when the socket has let go of the last frame.
 async fn write(
     client: &ClientConnection,
-    socket: &mut WebSocket,
+    socket: &mut Socket,
     buffer: &mut Option<SerializeBuffer>,
     messages: &mut Vec<OutboundMessage>,
     within: Duration,
