@@ -391,7 +391,9 @@ async fn serve(
 }
 
 /// Encodes `messages` with the engine's serialisers (one frame each on v2, one frame for all
-/// on v3) and sends them, reusing `buffer` when the socket has let go of the last frame.
+/// on v3) and sends them, reusing `buffer` when the socket has let go of the last frame. The
+/// frames go out in one write (the socket library writes early only past its buffer's size):
+/// under load a batch holds answers to many calls.
 async fn write(
     client: &ClientConnection,
     socket: &mut Socket,
@@ -407,21 +409,28 @@ async fn write(
         OutboundMessage::V2(message) => Some(message),
         OutboundMessage::V1(_) => None,
     });
-    loop {
-        let buf = buffer
-            .take()
-            .unwrap_or_else(|| SerializeBuffer::new(config));
-        let (in_use, bytes) = match config.version {
-            WsVersion::V3 => serialize_v3(pool, buf, v2_messages.by_ref(), config.compression),
-            _ => match v2_messages.next() {
-                Some(message) => serialize_v2(pool, buf, message, config.compression),
-                None => return Ok(()),
-            },
-        };
-        send_within(socket, Message::Binary(bytes), within).await?;
-        *buffer = in_use.try_reclaim();
-        if matches!(config.version, WsVersion::V3) {
-            return Ok(());
+    let frames = async {
+        loop {
+            let buf = buffer
+                .take()
+                .unwrap_or_else(|| SerializeBuffer::new(config));
+            let (in_use, bytes) = match config.version {
+                WsVersion::V3 => serialize_v3(pool, buf, v2_messages.by_ref(), config.compression),
+                _ => match v2_messages.next() {
+                    Some(message) => serialize_v2(pool, buf, message, config.compression),
+                    None => break,
+                },
+            };
+            socket.feed(Message::Binary(bytes)).await?;
+            *buffer = in_use.try_reclaim();
+            if matches!(config.version, WsVersion::V3) {
+                break;
+            }
         }
+        socket.flush().await
+    };
+    match tokio::time::timeout(within, frames).await {
+        Ok(sent) => sent.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("the client read nothing for {within:?}")),
     }
 }
