@@ -4,15 +4,17 @@
 # 16-in-flight phases on a fresh in-memory host each. The two binaries were built first (after
 # `source scripts/lib.sh`): at 1adad76 `cargo build --release --locked -p graph-host && cp
 # "$HOST_BIN" /tmp/graph-host-old`, then the same with the change for /tmp/graph-host-new.
+# SIDES names other binaries (/tmp/graph-host-NAME) and RESULT the file the lines go to.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/../../.."
 source scripts/lib.sh
 rounds="${ROUNDS:-4}"
 mkdir -p /tmp/ab-ws
-: >"$here/result.txt"
+result="$here/${RESULT:-result.txt}"
+: >"$result"
 for round in $(seq 1 "$rounds"); do
-  for side in old new; do
+  for side in ${SIDES:-old new}; do
     /tmp/graph-host-$side --listen 127.0.0.1:3304 --in-memory >/tmp/ab-ws/host-$side.log 2>&1 &
     pid=$!
     until curl -fsS http://127.0.0.1:3304/v1/ping >/dev/null 2>&1; do sleep 0.1; done
@@ -23,6 +25,6 @@ for round in $(seq 1 "$rounds"); do
       --out "$out" >"$out.log" 2>&1
     kill -INT $pid; wait $pid || true
     line="$side $round: $(grep -A8 'concurrent single-call reducers (WebSocket)' $out/dblp.md | grep '^| ' | tail -3 | cut -d'|' -f3,5,9 | tr '\n' ';')"
-    echo "$line" | tee -a "$here/result.txt"
+    echo "$line" | tee -a "$result"
   done
 done
