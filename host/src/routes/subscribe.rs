@@ -223,6 +223,8 @@ async fn run(
         Err(e) => End::Close(close(CloseCode::Error, e.to_string())),
     };
     outgoing.close();
+    // The engine lets the client go first: what is left is only the socket's goodbye.
+    guard.now().await;
     match end {
         End::Gone => {}
         End::Close(frame) => {
@@ -233,7 +235,6 @@ async fn run(
             refuse_oversize(&mut socket, size, limit).await;
         }
     }
-    guard.now().await;
 }
 
 /// How many client messages may wait for the one being evaluated before the socket stops

@@ -183,13 +183,14 @@ const DRAIN_QUIET: Duration = Duration::from_millis(250);
 /// for only while they keep coming ([`DRAIN_QUIET`]); [`DRAIN_FOR`] bounds it all.
 pub(super) async fn refuse_oversize(socket: &mut Socket, size: usize, limit: usize) {
     let reason = format!("a message of {size} bytes is over the limit of {limit} bytes");
-    if socket.send(close(CloseCode::Size, reason)).await.is_err() {
-        return;
-    }
-    let io = socket.get_mut();
-    let mut buffer = vec![0; 64 * 1024];
     let unseen = size.saturating_sub(READ_BUFFER);
+    // The close frame too: a client that reads nothing could hold its send for good.
     let _ = tokio::time::timeout(DRAIN_FOR, async {
+        if socket.send(close(CloseCode::Size, reason)).await.is_err() {
+            return;
+        }
+        let io = socket.get_mut();
+        let mut buffer = vec![0; 64 * 1024];
         let mut read = 0usize;
         loop {
             let next = io.read(&mut buffer);
