@@ -212,6 +212,8 @@ fn the_protocol_refuses_bad_input_and_keeps_serving() {
     };
     let (status, text) = upgrade("8", Some("dGhlIHNhbXBsZSBub25jZQ=="));
     assert_eq!((status, text.contains("'13'")), (400, true), "{text}");
+    let (status, text) = upgrade("13", Some("!!!"));
+    assert_eq!((status, text.contains("base64")), (400, true), "{text}");
     let (status, text) = upgrade("13", None);
     assert_eq!(
         (status, text.contains("Sec-WebSocket-Key")),
@@ -876,7 +878,7 @@ fn a_message_over_the_limit_is_refused_by_its_size() {
             let limit = 32 << 20;
             assert_eq!(
                 frame.reason.as_str(),
-                format!("a message of {size} bytes is over the limit of {limit} bytes")
+                format!("a message of at least {size} bytes is over the limit of {limit} bytes")
             );
         }
         other => panic!("expected a close frame for the size: {other:?}"),
@@ -890,6 +892,76 @@ fn a_message_over_the_limit_is_refused_by_its_size() {
     let echo: Echo = bsatn::from_slice(&bytes).unwrap();
     assert_eq!(echo.x, 7);
     drop(next);
+    wait_for_clients(&owner, 0);
+}
+
+/// Reads until the server closes the connection; how long that took.
+fn until_closed(client: &mut RawClient) -> Duration {
+    let start = Instant::now();
+    loop {
+        match client.socket.read() {
+            Ok(_) => {}
+            Err(tungstenite::Error::ConnectionClosed) => return start.elapsed(),
+            Err(e) => panic!("not a clean close: {e}"),
+        }
+    }
+}
+
+#[test]
+fn broken_input_is_refused_with_its_reason() {
+    use tungstenite::protocol::frame::Frame;
+    use tungstenite::protocol::frame::coding::{Data, OpCode};
+    let (host, owner) = host_with_module(&[]);
+    let connect = || {
+        let mut client =
+            RawClient::connect(host.url(), DB, owner.token(), Some(BIN_PROTOCOL)).unwrap();
+        assert!(client.recv().is_ok());
+        client
+    };
+    let close_frame = |client: &mut RawClient| match client.socket.read() {
+        Ok(Message::Close(Some(frame))) => (frame.code, frame.reason.to_string()),
+        other => panic!("expected a close frame: {other:?}"),
+    };
+    let frame = |opcode: Data, payload: Vec<u8>, last: bool| {
+        Message::Frame(Frame::message(payload, OpCode::Data(opcode), last))
+    };
+
+    // A message that crosses 32 MiB in its third fragment: refused once that fragment is read,
+    // and the connection ends as soon as the client answers the close (nothing more is due).
+    let mut fragments = connect();
+    let socket = &mut fragments.socket;
+    socket
+        .send(frame(Data::Binary, vec![0xFF; 16 << 20], false))
+        .unwrap();
+    socket
+        .send(frame(Data::Continue, vec![0xFF; 16 << 20], false))
+        .unwrap();
+    socket
+        .send(frame(Data::Continue, vec![0xFF], true))
+        .unwrap();
+    let (code, reason) = close_frame(&mut fragments);
+    assert_eq!(code, CloseCode::Size);
+    assert!(
+        reason.contains("over the limit of 33554432 bytes"),
+        "{reason}"
+    );
+    let took = until_closed(&mut fragments);
+    assert!(took < Duration::from_secs(5), "closed after {took:?}");
+
+    // A text frame that is not UTF-8: 1007.
+    let mut text = connect();
+    text.socket
+        .send(frame(Data::Text, vec![0xC3, 0x28], true))
+        .unwrap();
+    assert_eq!(close_frame(&mut text).0, CloseCode::Invalid);
+
+    // The host keeps serving, and neither connection is left in the engine.
+    let mut next = connect();
+    assert!(matches!(
+        next.call_procedure(1, "echo", echo_args(7)),
+        ProcedureStatus::Returned(_)
+    ));
+    drop((next, text));
     wait_for_clients(&owner, 0);
 }
 

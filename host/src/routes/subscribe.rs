@@ -33,11 +33,10 @@ use spacetimedb_lib::connection_id::ConnectionIdForUrl;
 use spacetimedb_lib::identity::AuthCtx;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
-use super::websocket::{Socket, Upgrade, close, refuse_oversize};
+use super::websocket::{Refusal, Socket, Upgrade, close, refusal, refuse};
 use super::{App, HttpError, Result};
 use crate::auth::Caller;
 use crate::control::Target;
@@ -202,8 +201,8 @@ enum End {
     Gone,
     /// Close the socket with this frame.
     Close(Message),
-    /// The client sent a message of `size` bytes, over `limit`.
-    Oversize { size: usize, limit: usize },
+    /// The socket library refused the client's input (a message too large, a broken frame).
+    Refused(Refusal),
 }
 
 /// The connection's actor: the first message, then the read/write loop, then the disconnect.
@@ -217,7 +216,6 @@ async fn run(
     _busy: Busy,
 ) {
     let guard = Disconnect(Some(client.clone()));
-    let id = client.id;
     let end = match client.send_message(None, OutboundMessage::V2(initial)) {
         Ok(()) => serve(client, &mut outgoing, &mut socket, options).await,
         Err(e) => End::Close(close(CloseCode::Error, e.to_string())),
@@ -230,10 +228,7 @@ async fn run(
         End::Close(frame) => {
             let _ = send_within(&mut socket, frame, options.idle_timeout).await;
         }
-        End::Oversize { size, limit } => {
-            log::info!("websocket: closing {id:?}: a message of {size} bytes");
-            refuse_oversize(&mut socket, size, limit).await;
-        }
+        End::Refused(refusal) => refuse(&mut socket, refusal).await,
     }
 }
 
@@ -262,7 +257,9 @@ type Evaluation = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 /// procedure instance, say) is kept in `evaluating`, which the loop polls beside the socket, so
 /// it holds up the messages behind it, as on the official server, but not the socket, whose
 /// pings, pongs and outgoing messages carry on. The engine's refusal of a message ends the
-/// connection with its reason.
+/// connection with its reason. Evaluated in order is not answered in order: calls queued in
+/// the engine run as it schedules them, procedures on several instances at once, and the
+/// client matches answers to calls by request id.
 async fn evaluate_queued(
     client: &ClientConnection,
     queued: &mut VecDeque<(DataMessage, std::time::Instant)>,
@@ -317,10 +314,11 @@ async fn serve(
         tokio::select! {
             frame = socket.next(), if reading => {
                 let frame = match frame {
-                    Some(Err(WsError::Capacity(CapacityError::MessageTooLong { size, max_size }))) => {
-                        return End::Oversize { size, limit: max_size };
+                    Some(Err(e)) => {
+                        log::info!("websocket: closing {:?}: {e}", client.id);
+                        return refusal(&e).map_or(End::Gone, End::Refused);
                     }
-                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return End::Gone,
+                    None | Some(Ok(Message::Close(_))) => return End::Gone,
                     Some(Ok(frame)) => frame,
                 };
                 last_heard = Instant::now();

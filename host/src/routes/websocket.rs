@@ -1,7 +1,7 @@
 //! The WebSocket handshake on hyper's upgrade, and the socket it yields. axum's own
 //! `WebSocketUpgrade` would do the handshake, but its socket hides the connection beneath it,
-//! which [`refuse_oversize`] needs: a client told its message is too large must first be let
-//! finish sending it.
+//! which [`refuse`] needs: a client told why its input is refused (a message too large, a
+//! broken frame) must first be let finish sending it.
 
 use std::future::Future;
 use std::time::Duration;
@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::io::AsyncReadExt;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::error::{CapacityError, Error as WsError};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
@@ -60,7 +61,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
         {
             return Err(upgrade_required());
         }
-        if !list_has(headers, header::SEC_WEBSOCKET_VERSION, b"13") {
+        let version = headers.get(header::SEC_WEBSOCKET_VERSION);
+        if version.is_none_or(|version| version.as_bytes() != b"13") {
             return Err(refuse(
                 StatusCode::BAD_REQUEST,
                 "`Sec-WebSocket-Version` header did not include '13'",
@@ -72,6 +74,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
                 "`Sec-WebSocket-Key` header missing",
             ));
         };
+        if !is_key(key.as_bytes()) {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                "`Sec-WebSocket-Key` is not 16 bytes in base64",
+            ));
+        }
         let offered = list(headers, header::SEC_WEBSOCKET_PROTOCOL)
             .map(<[u8]>::to_vec)
             .collect();
@@ -98,6 +106,12 @@ fn list(headers: &HeaderMap, name: HeaderName) -> impl Iterator<Item = &[u8]> {
 
 fn list_has(headers: &HeaderMap, name: HeaderName, item: &[u8]) -> bool {
     list(headers, name).any(|it| it.eq_ignore_ascii_case(item))
+}
+
+/// Whether `key` is 16 bytes in base64, as RFC 6455 has clients send (22 digits and `==`).
+fn is_key(key: &[u8]) -> bool {
+    let digit = |b: &u8| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/';
+    key.len() == 24 && key.ends_with(b"==") && key[..22].iter().all(digit)
 }
 
 impl Upgrade {
@@ -164,47 +178,75 @@ pub(super) fn close(code: CloseCode, reason: impl Into<String>) -> Message {
 }
 
 /// How much the socket library reads from the connection at a time (its default), and so at
-/// most how much of a message it holds when it refuses it.
+/// most how much of a frame it holds when it refuses it by its header.
 const READ_BUFFER: usize = 128 * 1024;
 
-/// Longest a refused client may take to finish sending its message.
+/// Longest a refused client may take to finish sending what it had begun.
 const DRAIN_FOR: Duration = Duration::from_secs(60);
 
-/// How long the end of a refused message, and the client's close frame, may take to arrive
-/// once the rest has (the official server waits as long for a client's close frame).
+/// How long a refused client may go quiet while the rest of a message it began is due.
+const DRAIN_STALL: Duration = Duration::from_secs(2);
+
+/// How long a refused client may go quiet once nothing more is known to be due: the end of a
+/// message and its close frame (the official server waits as long for a client's close frame).
 const DRAIN_QUIET: Duration = Duration::from_millis(250);
 
-/// Tells a client that its message of `size` bytes is over `limit` (close code 1009), and
-/// reads and drops what it still sends of that message. The socket library refuses a frame by
-/// its header, while the client is still writing the rest: closing then, with its bytes
-/// unread, makes the kernel reset the connection, and the client sees the reset instead of the
-/// reason. The socket library may hold up to [`READ_BUFFER`] bytes of the message already, so
-/// once all but that much has been read, the rest and the client's close frame are waited
-/// for only while they keep coming ([`DRAIN_QUIET`]); [`DRAIN_FOR`] bounds it all.
-pub(super) async fn refuse_oversize(socket: &mut Socket, size: usize, limit: usize) {
-    let reason = format!("a message of {size} bytes is over the limit of {limit} bytes");
-    let unseen = size.saturating_sub(READ_BUFFER);
+/// What the client is told when the socket library refuses its input, and how much more of
+/// that input is on its way.
+pub(super) struct Refusal {
+    frame: Message,
+    /// Bytes of a refused frame that are known to be still unread.
+    unseen: usize,
+}
+
+/// The refusal to send for `error`, or `None` when the connection is simply gone.
+pub(super) fn refusal(error: &WsError) -> Option<Refusal> {
+    let (code, reason, unseen) = match error {
+        // A frame is refused by its header, before its payload is read; a message sent in
+        // fragments, once the fragment that takes it over the limit has been read whole.
+        WsError::Capacity(CapacityError::MessageTooLong { size, max_size }) => (
+            CloseCode::Size,
+            format!("a message of at least {size} bytes is over the limit of {max_size} bytes"),
+            size.saturating_sub(READ_BUFFER),
+        ),
+        WsError::Capacity(e) => (CloseCode::Size, e.to_string(), 0),
+        WsError::Utf8(_) => (
+            CloseCode::Invalid,
+            "a text frame that is not UTF-8".into(),
+            0,
+        ),
+        WsError::Protocol(e) => (CloseCode::Protocol, e.to_string(), 0),
+        _ => return None,
+    };
+    Some(Refusal {
+        frame: close(code, reason),
+        unseen,
+    })
+}
+
+/// Sends `refusal`'s close frame, then reads and drops what the client still sends. A client
+/// that is still writing what was refused (a frame refused by its header) would otherwise see
+/// the kernel reset the connection, which closing with its bytes unread does, instead of the
+/// reason. Draining ends when the client closes, when it goes quiet ([`DRAIN_STALL`] while
+/// part of a refused frame is known to be due, [`DRAIN_QUIET`] after), or after [`DRAIN_FOR`].
+pub(super) async fn refuse(socket: &mut Socket, refusal: Refusal) {
     // The close frame too: a client that reads nothing could hold its send for good.
     let _ = tokio::time::timeout(DRAIN_FOR, async {
-        if socket.send(close(CloseCode::Size, reason)).await.is_err() {
+        if socket.send(refusal.frame).await.is_err() {
             return;
         }
         let io = socket.get_mut();
         let mut buffer = vec![0; 64 * 1024];
         let mut read = 0usize;
         loop {
-            let next = io.read(&mut buffer);
-            let n = if read < unseen {
-                next.await
+            let quiet = if read < refusal.unseen {
+                DRAIN_STALL
             } else {
-                match tokio::time::timeout(DRAIN_QUIET, next).await {
-                    Ok(n) => n,
-                    Err(_) => return,
-                }
+                DRAIN_QUIET
             };
-            match n {
-                Ok(0) | Err(_) => return,
-                Ok(n) => read = read.saturating_add(n),
+            match tokio::time::timeout(quiet, io.read(&mut buffer)).await {
+                Ok(Ok(0) | Err(_)) | Err(_) => return,
+                Ok(Ok(n)) => read = read.saturating_add(n),
             }
         }
     })
