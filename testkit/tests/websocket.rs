@@ -955,13 +955,22 @@ fn broken_input_is_refused_with_its_reason() {
         .unwrap();
     assert_eq!(close_frame(&mut text).0, CloseCode::Invalid);
 
+    // A frame with a reserved bit set (no extension was agreed): 1002, naming it.
+    let mut reserved = connect();
+    let mut bits = Frame::message(echo_args(1), OpCode::Data(Data::Binary), true);
+    bits.header_mut().rsv1 = true;
+    reserved.socket.send(Message::Frame(bits)).unwrap();
+    let (code, reason) = close_frame(&mut reserved);
+    assert_eq!(code, CloseCode::Protocol);
+    assert!(reason.contains("Reserved bits"), "{reason}");
+
     // The host keeps serving, and neither connection is left in the engine.
     let mut next = connect();
     assert!(matches!(
         next.call_procedure(1, "echo", echo_args(7)),
         ProcedureStatus::Returned(_)
     ));
-    drop((next, text));
+    drop((next, text, reserved));
     wait_for_clients(&owner, 0);
 }
 
