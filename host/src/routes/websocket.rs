@@ -37,9 +37,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
-        let refuse = |status: StatusCode, message: &'static str| (status, message).into_response();
+        let reject = |status: StatusCode, message: &'static str| (status, message).into_response();
         if parts.method != Method::GET {
-            return Err(refuse(
+            return Err(reject(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "Request method must be `GET`",
             ));
@@ -63,19 +63,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
         }
         let version = headers.get(header::SEC_WEBSOCKET_VERSION);
         if version.is_none_or(|version| version.as_bytes() != b"13") {
-            return Err(refuse(
+            return Err(reject(
                 StatusCode::BAD_REQUEST,
                 "`Sec-WebSocket-Version` header did not include '13'",
             ));
         }
         let Some(key) = headers.get(header::SEC_WEBSOCKET_KEY).cloned() else {
-            return Err(refuse(
+            return Err(reject(
                 StatusCode::BAD_REQUEST,
                 "`Sec-WebSocket-Key` header missing",
             ));
         };
         if !is_key(key.as_bytes()) {
-            return Err(refuse(
+            return Err(reject(
                 StatusCode::BAD_REQUEST,
                 "`Sec-WebSocket-Key` is not 16 bytes in base64",
             ));
