@@ -107,8 +107,7 @@ pub(super) async fn subscribe(
         Err(refusal) => return Ok(refusal),
     };
     let (protocol, version) = upgrade
-        .choose(PROTOCOLS.map(|(name, _)| name))
-        .and_then(|chosen| PROTOCOLS.into_iter().find(|&(name, _)| name == chosen))
+        .choose(&PROTOCOLS)
         .ok_or_else(|| HttpError::bad_request("no valid protocol selected"))?;
     let config = ClientConfig {
         protocol: Protocol::Binary,

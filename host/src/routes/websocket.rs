@@ -115,10 +115,12 @@ fn is_key(key: &[u8]) -> bool {
 }
 
 impl Upgrade {
-    /// The first of `ours` (in our order of preference) that the client offered.
-    pub(super) fn choose<'a>(&self, ours: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-        ours.into_iter()
-            .find(|ours| self.offered.iter().any(|it| it == ours.as_bytes()))
+    /// The first of `ours` (subprotocols by name, in our order of preference) that the client
+    /// offered.
+    pub(super) fn choose<T: Copy>(&self, ours: &[(&'static str, T)]) -> Option<(&'static str, T)> {
+        ours.iter()
+            .copied()
+            .find(|(name, _)| self.offered.iter().any(|it| it == name.as_bytes()))
     }
 
     /// The 101 response speaking `protocol`; `serve` then runs on the upgraded socket.
