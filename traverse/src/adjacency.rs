@@ -481,7 +481,8 @@ pub struct AdjacencyBuilder {
     arrived_from: Vec<u32>,
     arrived: Csr,
     last_arc: Option<(u64, u64)>,
-    /// Per vertex: outgoing and incoming arc counts, then where its rows are filled next.
+    /// Per vertex: outgoing and incoming arc counts; then, for incoming rows, where each is
+    /// filled next (outgoing rows are whole arrival rows, placed by their offsets).
     out_fill: Vec<u32>,
     in_fill: Vec<u32>,
     /// Whether `arrived.attrs` is kept (some arc so far has other than default attributes).
@@ -497,8 +498,12 @@ enum Phase {
     Offsets {
         next: usize,
     },
-    /// Placing the arrival rows `next..` into outgoing and incoming rows.
-    Fill {
+    /// Copying the arrival rows `next..` into the outgoing rows (each is one vertex's whole row).
+    Out {
+        next: usize,
+    },
+    /// Placing the outgoing rows of arrival rows `next..` into the incoming rows.
+    In {
         next: usize,
     },
     Done,
@@ -609,32 +614,58 @@ impl AdjacencyBuilder {
                     }
                 }
                 self.phase = if end == n {
+                    // Arrival rows are whole outgoing rows, placed by the offsets alone.
+                    self.out_fill = Vec::new();
                     g.out.targets = vec![0; self.arrived.targets.len()];
-                    g.inc.targets = vec![0; self.arrived.targets.len()];
                     if self.attributed {
                         g.attributed = true;
                         g.out.add_attrs(narrow(g.max_label));
-                        g.inc.add_attrs(narrow(g.max_label));
                     }
-                    Phase::Fill { next: 0 }
+                    Phase::Out { next: 0 }
                 } else {
                     Phase::Offsets { next: end }
                 };
             }
-            Phase::Fill { next } => {
+            Phase::Out { next } => {
                 let rows = self.arrived_from.len();
                 let (mut row, mut work) = (next, 0);
                 while row < rows && work < budget {
                     let si = self.arrived_from[row];
                     let targets = self.arrived.row(row as u32);
                     let attrs = self.arrived.row_attrs(row as u32);
+                    let start = g.out.offsets[si as usize] as usize;
+                    g.out.targets[start..start + targets.len()].copy_from_slice(targets);
+                    for (k, &a) in attrs.iter().enumerate() {
+                        g.out.set(start + k, targets[k], a);
+                    }
+                    work += 1 + targets.len();
+                    row += 1;
+                }
+                self.phase = if row == rows {
+                    // Freed before the incoming rows are allocated, so that they can take its
+                    // room: the build's peak is then the graph's size, not half as much again.
+                    self.arrived = Csr::default();
+                    g.inc.targets = vec![0; g.out.targets.len()];
+                    if g.attributed {
+                        g.inc.add_attrs(narrow(g.max_label));
+                    }
+                    Phase::In { next: 0 }
+                } else {
+                    Phase::Out { next: row }
+                };
+            }
+            Phase::In { next } => {
+                // Sources in arrival order, ascending by id: so is every incoming row.
+                let rows = self.arrived_from.len();
+                let (out, inc) = (&g.out, &mut g.inc);
+                let (mut row, mut work) = (next, 0);
+                while row < rows && work < budget {
+                    let si = self.arrived_from[row];
+                    let targets = out.row(si);
+                    let attrs = out.row_attrs(si);
                     for (k, &di) in targets.iter().enumerate() {
-                        let out_at = self.out_fill[si as usize] as usize;
-                        let in_at = self.in_fill[di as usize] as usize;
-                        let a = attrs.get(k).copied().unwrap_or_default();
-                        g.out.set(out_at, di, a);
-                        g.inc.set(in_at, si, a);
-                        self.out_fill[si as usize] += 1;
+                        let at = self.in_fill[di as usize] as usize;
+                        inc.set(at, si, attrs.get(k).copied().unwrap_or_default());
                         self.in_fill[di as usize] += 1;
                     }
                     work += 1 + targets.len();
@@ -642,14 +673,12 @@ impl AdjacencyBuilder {
                 }
                 self.phase = if row == rows {
                     g.arcs = g.out.targets.len();
-                    self.arrived = Csr::default();
                     self.arrived_from = Vec::new();
-                    self.out_fill = Vec::new();
                     self.in_fill = Vec::new();
                     g.index.settle();
                     Phase::Done
                 } else {
-                    Phase::Fill { next: row }
+                    Phase::In { next: row }
                 };
             }
             Phase::Done => {}
@@ -680,10 +709,25 @@ mod tests {
         out
     }
 
+    /// `v`'s list in `dir` as the graph keeps it: rows in their order, with attributes.
+    fn list(g: &AdjacencyGraph, v: u64, dir: Direction) -> Vec<Neighbor> {
+        let mut page = Vec::new();
+        g.neighbors(v, dir, &mut page);
+        page
+    }
+
     fn build(arcs: &[(u64, u64)], budget: u64) -> AdjacencyGraph {
+        let arcs: Vec<_> = arcs
+            .iter()
+            .map(|&(s, d)| (s, d, ArcAttrs::DEFAULT))
+            .collect();
+        build_attributed(&arcs, budget)
+    }
+
+    fn build_attributed(arcs: &[(u64, u64, ArcAttrs)], budget: u64) -> AdjacencyGraph {
         let mut b = AdjacencyBuilder::with_capacity(0, 0);
         for chunk in arcs.chunks(2) {
-            b.add_arcs(chunk.iter().copied()).unwrap();
+            b.add_attributed_arcs(chunk.iter().copied()).unwrap();
         }
         let mut steps = 0;
         while b.finish_step(budget) == Progress::Suspended {
@@ -741,12 +785,31 @@ mod tests {
                 .collect();
             arcs.sort_unstable();
             arcs.dedup();
-            let at_once = AdjacencyGraph::new([], &arcs);
-            let stepped = build(&arcs, 1 + next(50));
+            // Half the graphs with labels (some too wide for a byte) and weights on some arcs.
+            let wide = next(4) == 0;
+            let arcs: Vec<(u64, u64, ArcAttrs)> = (arcs.into_iter())
+                .map(|(s, d)| match next(4) {
+                    0 if n % 2 == 0 => {
+                        let label = next(if wide { 1_000 } else { 8 }) as u32;
+                        (
+                            s,
+                            d,
+                            ArcAttrs {
+                                label,
+                                weight: next(100) as f32 / 8.0,
+                            },
+                        )
+                    }
+                    _ => (s, d, ArcAttrs::DEFAULT),
+                })
+                .collect();
+            let at_once = AdjacencyGraph::with_attrs([], arcs.iter().copied());
+            let stepped = build_attributed(&arcs, 1 + next(50));
             assert_eq!(stepped.vertex_count(), at_once.vertex_count());
+            assert_eq!(stepped.is_attributed(), at_once.is_attributed());
             for v in (0..n).map(id) {
                 for dir in [Direction::Out, Direction::In] {
-                    assert_eq!(neighbors(&stepped, v, dir), neighbors(&at_once, v, dir));
+                    assert_eq!(list(&stepped, v, dir), list(&at_once, v, dir), "{v} {dir}");
                 }
             }
         }
