@@ -134,7 +134,8 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
-        /// How many neighbors to list, the smallest ids first (0: as many as a call may return).
+        /// How many neighbors to list, the smallest ids first (0: as many as a call may return;
+        /// at most 1,000,000).
         #[arg(long, default_value_t = 100)]
         limit: u32,
     },
@@ -146,10 +147,11 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
-        /// Visit only vertices within this many hops (default: no limit).
+        /// Visit only vertices within this many hops (default: no limit; at most 1,000,000).
         #[arg(long)]
         depth: Option<u32>,
-        /// How many visited vertices to list (0: none; the counts cover every one).
+        /// How many visited vertices to list (0: none; the counts cover every one; at most
+        /// 1,000,000).
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
@@ -161,10 +163,12 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
-        /// Visit exactly the vertices within this many hops (default: no limit).
+        /// Visit exactly the vertices within this many hops (default: no limit; at most
+        /// 1,000,000).
         #[arg(long)]
         depth: Option<u32>,
-        /// How many visited vertices to list (0: none; the counts cover every one).
+        /// How many visited vertices to list (0: none; the counts cover every one; at most
+        /// 1,000,000).
         #[arg(long, default_value_t = 20)]
         limit: u32,
     },
@@ -177,7 +181,7 @@ enum Command {
         dir: Direction,
         #[command(flatten)]
         labels: Labels,
-        /// Look for paths of at most this many edges (default: no limit).
+        /// Look for paths of at most this many edges (default: no limit; at most 1,000,000).
         #[arg(long)]
         max_depth: Option<u32>,
     },
