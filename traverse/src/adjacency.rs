@@ -627,21 +627,18 @@ impl AdjacencyBuilder {
                 };
             }
             Phase::Out { next } => {
-                let rows = self.arrived_from.len();
-                let (mut row, mut work) = (next, 0);
-                while row < rows && work < budget {
-                    let si = self.arrived_from[row];
-                    let targets = self.arrived.row(row as u32);
-                    let attrs = self.arrived.row_attrs(row as u32);
-                    let start = g.out.offsets[si as usize] as usize;
+                let (from, arrived) = (&self.arrived_from, &self.arrived);
+                let row = rows_within(next, from.len(), budget, |row| {
+                    let targets = arrived.row(row as u32);
+                    let attrs = arrived.row_attrs(row as u32);
+                    let start = g.out.offsets[from[row] as usize] as usize;
                     g.out.targets[start..start + targets.len()].copy_from_slice(targets);
                     for (k, &a) in attrs.iter().enumerate() {
                         g.out.set(start + k, targets[k], a);
                     }
-                    work += 1 + targets.len();
-                    row += 1;
-                }
-                self.phase = if row == rows {
+                    targets.len()
+                });
+                self.phase = if row == from.len() {
                     // Freed before the incoming rows are allocated, so that they can take its
                     // room: the build's peak is then the graph's size, not half as much again.
                     self.arrived = Csr::default();
@@ -656,22 +653,20 @@ impl AdjacencyBuilder {
             }
             Phase::In { next } => {
                 // Sources in arrival order, ascending by id: so is every incoming row.
-                let rows = self.arrived_from.len();
+                let (from, fill) = (&self.arrived_from, &mut self.in_fill);
                 let (out, inc) = (&g.out, &mut g.inc);
-                let (mut row, mut work) = (next, 0);
-                while row < rows && work < budget {
-                    let si = self.arrived_from[row];
+                let row = rows_within(next, from.len(), budget, |row| {
+                    let si = from[row];
                     let targets = out.row(si);
                     let attrs = out.row_attrs(si);
                     for (k, &di) in targets.iter().enumerate() {
-                        let at = self.in_fill[di as usize] as usize;
+                        let at = fill[di as usize] as usize;
                         inc.set(at, si, attrs.get(k).copied().unwrap_or_default());
-                        self.in_fill[di as usize] += 1;
+                        fill[di as usize] += 1;
                     }
-                    work += 1 + targets.len();
-                    row += 1;
-                }
-                self.phase = if row == rows {
+                    targets.len()
+                });
+                self.phase = if row == from.len() {
                     g.arcs = g.out.targets.len();
                     self.arrived_from = Vec::new();
                     self.in_fill = Vec::new();
@@ -695,6 +690,22 @@ impl AdjacencyBuilder {
         assert_eq!(self.phase, Phase::Done, "finish_step has not finished");
         self.graph
     }
+}
+
+/// Runs `place` on rows `next..rows` in order, while the work done (one per row plus the arcs
+/// `place` says it placed) stays under `budget`; returns the row to go on from.
+fn rows_within(
+    next: usize,
+    rows: usize,
+    budget: usize,
+    mut place: impl FnMut(usize) -> usize,
+) -> usize {
+    let (mut row, mut work) = (next, 0);
+    while row < rows && work < budget {
+        work += 1 + place(row);
+        row += 1;
+    }
+    row
 }
 
 #[cfg(test)]
