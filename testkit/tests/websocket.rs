@@ -822,6 +822,25 @@ fn calls_queued_behind_a_waiting_one_do_not_make_their_client_idle() {
 }
 
 #[test]
+fn pipelined_procedure_calls_can_finish_out_of_order() {
+    // With two instances, a short call sent behind a long one on the same connection runs in
+    // the other instance and is answered first: clients match results by request id.
+    let (host, owner) = host_with_module(&["--procedure-instances", "2"]);
+    let mut client = RawClient::connect(host.url(), DB, owner.token(), Some(BIN_PROTOCOL)).unwrap();
+    assert!(client.recv().is_ok());
+    client.send_call(1, "pause", pause_args(1_500));
+    client.send_call(2, "echo", echo_args(2));
+    let mut answered = Vec::new();
+    while answered.len() < 2 {
+        if let ServerMessage::ProcedureResult(r) = client.recv().unwrap() {
+            assert!(matches!(r.status, ProcedureStatus::Returned(_)), "{r:?}");
+            answered.push(r.request_id);
+        }
+    }
+    assert_eq!(answered, [2, 1]);
+}
+
+#[test]
 fn an_abandoned_http_call_leaves_no_client_behind() {
     let (host, owner) = host_with_module(&["--procedure-instances", "1"]);
     let holder = {
