@@ -475,7 +475,11 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
     }
     REPORTED.set(Some((meta.version, 0, runner.now_us())));
     let before = memory::heap_bytes();
-    let mut builder = AdjacencyBuilder::with_capacity(meta.vertices as usize, meta.edges as usize);
+    // Room for what writers may add during the scan (a build of the LJ-sized graph takes about
+    // 20 s), so that its arrays need not grow: growing copies them, and wasm memory never
+    // shrinks.
+    let slack = |n: u64| (n + n / 64 + 1_024) as usize;
+    let mut builder = AdjacencyBuilder::with_capacity(slack(meta.vertices), slack(meta.edges));
     let mut budget = Budget::from_arg(tx_budget);
     // The scan reads windows of source ids, sized so that a window holds about a budget of
     // edges: a range scan hands over all its rows at once, so it must be bounded at both ends.
