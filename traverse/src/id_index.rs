@@ -102,27 +102,6 @@ impl IdIndex {
         }
     }
 
-    /// How long the dense part is (ids below it may have their slot there).
-    pub(crate) fn dense_entries(&self) -> usize {
-        self.dense.len()
-    }
-
-    /// Gives the ids whose dense entries are in `range` their slots' new numbers, `new[slot]`.
-    pub(crate) fn renumber_dense(&mut self, range: std::ops::Range<usize>, new: &[u32]) {
-        for slot in &mut self.dense[range] {
-            if *slot != NONE {
-                *slot = new[*slot as usize];
-            }
-        }
-    }
-
-    /// Gives the ids in the map their slots' new numbers, `new[slot]`.
-    pub(crate) fn renumber_sparse(&mut self, new: &[u32]) {
-        for slot in self.sparse.values_mut() {
-            *slot = new[*slot as usize];
-        }
-    }
-
     /// Bytes of its allocations.
     pub(crate) fn heap_bytes(&self) -> usize {
         4 * self.dense.capacity() + self.sparse.allocation_size()
