@@ -795,7 +795,8 @@ mod tests {
                 assert_eq!(stepped.contains(v), at_once.contains(v), "{v}");
             }
         }
-        // Seeded random graphs with hubs and sparse ids.
+        // Seeded random graphs with hubs and sparse ids (in a third of them, every third id is
+        // far above the others, so that the id index keeps those apart from its dense part).
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut next = |m: u64| {
             x ^= x << 13;
@@ -803,9 +804,16 @@ mod tests {
             x ^= x << 17;
             x % m
         };
-        for _ in 0..50 {
+        for _ in 0..300 {
             let n = 1 + next(60);
-            let id = |i: u64| i * 37 + 5;
+            let far = next(3) == 0;
+            let id = move |i: u64| {
+                if far && i.is_multiple_of(3) {
+                    u64::MAX - i
+                } else {
+                    i * 37 + 5
+                }
+            };
             let mut arcs: Vec<(u64, u64)> = (0..next(400))
                 .map(|_| (id(next(n).min(next(n))), id(next(n))))
                 .collect();
