@@ -109,8 +109,9 @@ pub fn policy(db: &Local) -> SnapshotPolicy {
 }
 
 /// Sets which instances may build a snapshot (owner only): at most `max_snapshots` at once (0:
-/// none, and those held are dropped by their next query), and whether many small traversals
-/// build one as a large BFS does. A lower limit applies to the builds after it.
+/// none), and whether many small traversals build one as a large BFS does. A lower limit also
+/// applies to the snapshots held: the instances beyond it drop theirs at their next query (see
+/// [`beyond_policy`]).
 #[reducer]
 pub fn set_snapshot_policy(
     ctx: &ReducerContext,
@@ -236,6 +237,29 @@ fn admit(db: &Local, row: SnapshotHolder) -> Result<(), u32> {
     Ok(())
 }
 
+/// Whether instance `me`, which holds a snapshot, must drop it: the owner's policy allows none,
+/// or fewer than hold one (the limit was lowered since they were built) and `me` is not among
+/// the live holders with the lowest instance numbers, which keep theirs. Every instance ranks
+/// the same rows, so the holders that remain are as many as the policy allows.
+fn beyond_policy(
+    db: &Local,
+    me: u64,
+    now: spacetimedb::Timestamp,
+    policy: &SnapshotPolicy,
+) -> bool {
+    if policy.max_snapshots == 0 {
+        return true;
+    }
+    let mut live: Vec<u64> = holders(db, now).iter().map(|h| h.instance).collect();
+    if live.len() as u64 <= u64::from(policy.max_snapshots) {
+        return false;
+    }
+    live.sort_unstable();
+    live.iter()
+        .position(|&i| i == me)
+        .is_some_and(|rank| rank as u64 >= u64::from(policy.max_snapshots))
+}
+
 /// Removes this instance's `snapshot_holder` row after its snapshot was dropped.
 fn forget(runner: &mut TxRunner) {
     if REPORTED.take().is_some() {
@@ -286,6 +310,7 @@ pub fn start(
     mut snapshot: Option<Snapshot>,
     read_filter: &dyn Fn(&Local) -> Result<ArcFilter, GraphError>,
 ) -> Start {
+    let me = instance(runner);
     let mut versions = 64u64;
     let started = runner.now_us();
     let mut caught_up = false;
@@ -293,10 +318,11 @@ pub fn start(
     loop {
         let behind = snapshot.as_ref().map(|s| s.version);
         let first = filter.is_none();
-        let (meta, policy, existing, pending, read) = runner.run(|tx| {
+        let (meta, policy, beyond, existing, pending, read) = runner.run(|tx| {
             let read = first.then(|| read_filter(&tx.db));
             let meta = meta(&tx.db);
             let policy = policy(&tx.db);
+            let beyond = behind.is_some() && beyond_policy(&tx.db, me, tx.timestamp, &policy);
             let existing = endpoints
                 .iter()
                 .copied()
@@ -312,13 +338,16 @@ pub fn start(
                     Some(changelog::read(&tx.db, v + 1..=to).map(|c| (to, c)))
                 }
             };
-            (meta, policy, existing, pending, read)
+            (meta, policy, beyond, existing, pending, read)
         });
         if let Some(read) = read {
             filter = Some(read);
         }
-        if policy.max_snapshots == 0 && snapshot.is_some() {
-            log::info!("snapshot dropped: the owner's policy allows none");
+        if beyond && snapshot.is_some() {
+            log::info!(
+                "snapshot dropped: the owner's policy allows {} and more instances hold one",
+                policy.max_snapshots
+            );
             snapshot = None;
             forget(runner);
         }

@@ -1110,6 +1110,53 @@ fn a_restarted_hosts_snapshot_rows_block_builds_two_minutes_at_most() {
     );
 }
 
+/// A lower limit applies to the snapshots already held: with two instances holding one each,
+/// lowering the limit to one leaves one holder once both have answered a query, and the
+/// answers stay right.
+#[test]
+fn lowering_the_snapshot_limit_drops_the_extra_snapshots() {
+    let host = TestHost::start_with(&["--procedure-instances", "2"]);
+    let db = published(&host, "graph");
+    let n = 20_000u64;
+    let mut edges = EdgeList::new();
+    for i in 0..n {
+        edges.push(i, (i + 1) % n);
+        edges.push(i, (i * 7 + 1) % n);
+    }
+    load_in_batches(&db, &edges, 1);
+    let reference = ReferenceGraph::new(edges.iter());
+    let want = reference.bfs_levels(0, Direction::Both, None).unwrap();
+    db.set_snapshot_policy(2, false).unwrap();
+    let full_bfs_twice = || {
+        std::thread::scope(|s| {
+            let calls: Vec<_> = (0..2)
+                .map(|_| {
+                    s.spawn(|| {
+                        let bfs = db
+                            .bfs(0, Direction::Both, None, 0, TxOptions::default())
+                            .unwrap()
+                            .value;
+                        assert_eq!(bfs.levels, want, "{:?}", bfs.stats);
+                    })
+                })
+                .collect();
+            calls.into_iter().for_each(|c| c.join().unwrap());
+        })
+    };
+    let mut rounds = 0;
+    while db.graph_info().unwrap().snapshots.len() < 2 {
+        assert!(rounds < 10, "two instances never held a snapshot each");
+        full_bfs_twice();
+        rounds += 1;
+    }
+    db.set_snapshot_policy(1, false).unwrap();
+    for _ in 0..3 {
+        full_bfs_twice();
+    }
+    let holders = db.graph_info().unwrap().snapshots;
+    assert_eq!(holders.len(), 1, "{holders:?}");
+}
+
 #[test]
 fn builds_started_together_keep_the_snapshot_limit() {
     let host = TestHost::start_with(&["--procedure-instances", "2"]);
