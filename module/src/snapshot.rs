@@ -540,13 +540,26 @@ pub fn build(runner: &mut TxRunner, meta: &GraphMeta, tx_budget: u32) -> Option<
         from = to + 1;
         width = next_width(width, to, first, rows, budget.units());
     }
+    let scanned = memory::linear_memory_bytes();
     runner.compute_paced(|units| builder.finish_step(units));
     let mut graph = builder.into_graph();
     read_vertex_labels(runner, meta, &mut graph, tx_budget);
+    let bytes = memory::heap_bytes().saturating_sub(before);
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    log::info!(
+        "snapshot built from version {}: {} arcs in {:.1} MiB; instance memory {:.1} MiB before, \
+         {:.1} MiB after the scan, {:.1} MiB now",
+        meta.version,
+        graph.arc_count(),
+        mib(bytes),
+        mib(memory),
+        mib(scanned),
+        mib(memory::linear_memory_bytes()),
+    );
     Some(Snapshot {
         version: meta.version,
         graph,
-        bytes: memory::heap_bytes().saturating_sub(before),
+        bytes,
         unguided_arcs: 0,
         built_landmarks: false,
     })
