@@ -49,4 +49,7 @@ for c in "${commits[@]}"; do
     --throughput-inserts 0 --out "$work/bfs-$c" >"$work/bfs-$c.log" 2>&1 ||
     { cat "$work/bfs-$c.log" >&2; die "graph-bench failed on the module at $c"; }
   grep -A3 '^| in-memory snapshot' "$work/bfs-$c/$dataset.md" | sed "s/^| instance/| module at $c, instance/"
+  # The module's own account of the build (since 0eccedb): memory before, after the scan, at the end.
+  curl -fsS -H "Authorization: Bearer $token" "http://$listen/v1/database/$db/logs?num_lines=100000" |
+    grep -o 'snapshot built from version[^"]*' | sed "s/^/module at $c: /" || true
 done
