@@ -1110,11 +1110,9 @@ fn a_restarted_hosts_snapshot_rows_block_builds_two_minutes_at_most() {
     );
 }
 
-/// A lower limit applies to the snapshots already held: with two instances holding one each,
-/// lowering the limit to one leaves one holder once both have answered a query, and the
-/// answers stay right.
-#[test]
-fn lowering_the_snapshot_limit_drops_the_extra_snapshots() {
+/// A host with two procedure instances and a database of 20,000 vertices, each with an arc to
+/// the next one (a ring) and one to 7i + 1; with the full BFS levels from 0, both ways.
+fn two_instances_and_a_ring() -> (TestHost, GraphDb, Vec<u64>) {
     let host = TestHost::start_with(&["--procedure-instances", "2"]);
     let db = published(&host, "graph");
     let n = 20_000u64;
@@ -1126,6 +1124,15 @@ fn lowering_the_snapshot_limit_drops_the_extra_snapshots() {
     load_in_batches(&db, &edges, 1);
     let reference = ReferenceGraph::new(edges.iter());
     let want = reference.bfs_levels(0, Direction::Both, None).unwrap();
+    (host, db, want)
+}
+
+/// A lower limit applies to the snapshots already held: with two instances holding one each,
+/// lowering the limit to one leaves one holder once both have answered a query, and the
+/// answers stay right.
+#[test]
+fn lowering_the_snapshot_limit_drops_the_extra_snapshots() {
+    let (_host, db, want) = two_instances_and_a_ring();
     db.set_snapshot_policy(2, false).unwrap();
     let full_bfs_twice = || {
         std::thread::scope(|s| {
@@ -1159,17 +1166,7 @@ fn lowering_the_snapshot_limit_drops_the_extra_snapshots() {
 
 #[test]
 fn builds_started_together_keep_the_snapshot_limit() {
-    let host = TestHost::start_with(&["--procedure-instances", "2"]);
-    let db = published(&host, "graph");
-    let n = 20_000u64;
-    let mut edges = EdgeList::new();
-    for i in 0..n {
-        edges.push(i, (i + 1) % n);
-        edges.push(i, (i * 7 + 1) % n);
-    }
-    load_in_batches(&db, &edges, 1);
-    let reference = ReferenceGraph::new(edges.iter());
-    let want = reference.bfs_levels(0, Direction::Both, None).unwrap();
+    let (_host, db, want) = two_instances_and_a_ring();
     db.set_snapshot_policy(1, false).unwrap();
     let small = TxOptions {
         tx_budget: 50,
