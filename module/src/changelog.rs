@@ -11,11 +11,18 @@
 //! [`MAX_LOGGED_PER_WRITE`] rows at once (a bulk-load batch) is not logged row by row: it resets
 //! the log instead, so a bulk load costs the log nothing, and readers behind it rebuild (a
 //! snapshot) or report that they could not pin (a traversal).
+//!
+//! A reader that needs the log for longer than writes leave it, an export paging through a
+//! large graph, *holds* it from its version on ([`hold`]): writes then keep every change after
+//! the oldest hold in force, up to [`HELD_LOG_LIMIT`] changes, and shrink the log back a few
+//! thousand rows per write once the holds are gone.
 
 use crate::rows;
-use crate::schema::{ChangeKind, ChangeLogState, LoggedChange, change_log, change_log_state};
+use crate::schema::{
+    ChangeKind, ChangeLogState, LogHold, LoggedChange, change_log, change_log_state, log_hold,
+};
 use graph_traverse::{ArcAttrs, Change};
-use spacetimedb::{Local, ReducerContext, Table};
+use spacetimedb::{Identity, Local, ReducerContext, Table, Timestamp};
 use std::ops::RangeInclusive;
 
 /// Changes the log keeps, at least (whole versions are trimmed, oldest first, beyond it). About
@@ -28,6 +35,18 @@ pub const LOG_CAPACITY: u64 = 200_000;
 pub const TRIM_STEP: u64 = 1_000;
 /// A write with more changes than this resets the log instead of logging them.
 pub const MAX_LOGGED_PER_WRITE: usize = 10_000;
+/// Changes the log may keep for readers that hold it; past this, writes trim it whatever is
+/// held. Five times [`LOG_CAPACITY`]: 100 s of writes at 10,000 changes/s, time enough to
+/// export a LiveJournal-sized graph.
+pub const HELD_LOG_LIMIT: u64 = 5 * LOG_CAPACITY;
+/// Rows one write may delete from the log beyond as many as it logs: a log that was held past
+/// [`LOG_CAPACITY`] shrinks back over many writes, none of which holds the database long.
+const TRIM_PER_WRITE: u64 = 4 * TRIM_STEP;
+/// How long a hold lasts from its last renewal: a reader that vanished keeps the log long for
+/// no longer than this.
+pub const HOLD_TTL_US: i64 = 60_000_000;
+/// A hold with less than this left is renewed: about every 20 s of a reader's pages.
+const RENEW_WITHIN_US: i64 = 40_000_000;
 
 /// What a vertex change logs in the arc columns.
 const NO_ATTRS: ArcAttrs = ArcAttrs {
@@ -114,11 +133,15 @@ impl Changes {
             log.clear();
             state.covers_after = version;
         } else {
+            let mut budget = self.rows.len() as u64 + TRIM_PER_WRITE;
             self.log(ctx, version);
             if count > LOG_CAPACITY + TRIM_STEP {
-                while count > LOG_CAPACITY && state.covers_after < version {
+                let (target, keep) = trim_bounds(ctx, count, version, state.covers_after);
+                while count > target && state.covers_after < keep && budget > 0 {
                     state.covers_after += 1;
-                    count -= log.by_version().delete(state.covers_after);
+                    let deleted = log.by_version().delete(state.covers_after);
+                    count -= deleted;
+                    budget = budget.saturating_sub(deleted);
                 }
             }
         }
@@ -148,6 +171,74 @@ impl Changes {
                     weight: attrs.weight,
                 },
             );
+        }
+    }
+}
+
+/// How far a write trims a log of `count` changes that covers the versions after `covers_after`,
+/// the newest made `version`: down to how many changes, and not past which version (the log
+/// keeps covering the versions after it). Down to [`LOG_CAPACITY`] but not past the oldest hold
+/// in force (one on a version the log no longer covers holds nothing); past [`HELD_LOG_LIMIT`],
+/// down to that limit whatever is held.
+fn trim_bounds(ctx: &ReducerContext, count: u64, version: u64, covers_after: u64) -> (u64, u64) {
+    if count > HELD_LOG_LIMIT + TRIM_STEP {
+        return (HELD_LOG_LIMIT, version);
+    }
+    let held = (ctx.db.log_hold().iter())
+        .filter(|h| in_force(h, ctx.timestamp) && h.version >= covers_after)
+        .map(|h| h.version)
+        .min();
+    (LOG_CAPACITY, held.map_or(version, |v| v.min(version)))
+}
+
+fn in_force(hold: &LogHold, now: Timestamp) -> bool {
+    hold.expires.to_micros_since_unix_epoch() > now.to_micros_since_unix_epoch()
+}
+
+/// Whether `holder` should call [`hold`] to keep reading after `version` at `now`: it holds
+/// nothing there yet, or its hold lapses soon.
+pub fn hold_due(db: &Local, version: u64, holder: Identity, now: Timestamp) -> bool {
+    let now = now.to_micros_since_unix_epoch();
+    !(db.log_hold().iter()).any(|h| {
+        h.version == version
+            && h.holder == holder
+            && h.expires.to_micros_since_unix_epoch() - now > HOLD_TTL_US - RENEW_WITHIN_US
+    })
+}
+
+/// Makes writes keep every change after `version` in the log for [`HOLD_TTL_US`] from `now` (up
+/// to [`HELD_LOG_LIMIT`] changes), for `holder`: creates or renews its hold, and drops holds
+/// that lapsed. Nothing if the log no longer covers `version` (its reader is refused anyway).
+pub fn hold(db: &Local, version: u64, holder: Identity, now: Timestamp) {
+    let holds = db.log_hold();
+    let expires =
+        Timestamp::from_micros_since_unix_epoch(now.to_micros_since_unix_epoch() + HOLD_TTL_US);
+    let mut renewed = false;
+    for mut h in holds.iter().collect::<Vec<_>>() {
+        if h.version == version && h.holder == holder && !renewed {
+            renewed = true;
+            h.expires = expires;
+            holds.id().update(h);
+        } else if !in_force(&h, now) {
+            holds.id().delete(h.id);
+        }
+    }
+    if !renewed && covers_after(db) <= version {
+        holds.insert(LogHold {
+            id: 0,
+            version,
+            holder,
+            expires,
+        });
+    }
+}
+
+/// Drops `holder`'s hold after `version`, if any: its reader is done.
+pub fn release(db: &Local, version: u64, holder: Identity) {
+    let holds = db.log_hold();
+    for h in holds.iter().collect::<Vec<_>>() {
+        if h.version == version && h.holder == holder {
+            holds.id().delete(h.id);
         }
     }
 }

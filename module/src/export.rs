@@ -9,7 +9,14 @@
 //! reads the tables now and undoes through the change log what was written since (see `pin`).
 //! If the log no longer covers that version (a bulk write or `clear_graph` since), the page is
 //! refused with [`GraphError::VersionGone`] and the export has to start again.
+//!
+//! So that the log still covers it after a long export under heavy writes, an export *holds*
+//! the log from its version on (see [`changelog::hold`]): its first page takes the hold, later
+//! ones renew it, the last one drops it. And so that a page does not undo everything written
+//! since the export began, each instance keeps the pins of the exports it served lately and
+//! brings them forward by the changes since their last page.
 
+use crate::changelog;
 use crate::edges;
 use crate::labels::{self, Of};
 use crate::pin::Pin;
@@ -19,11 +26,41 @@ use crate::types::{GraphError, QueryStats};
 use graph_traverse::{Direction, Neighbor};
 use hashbrown::HashMap;
 use spacetimedb::{Local, ProcedureContext, SpacetimeType, procedure};
+use std::cell::RefCell;
 
 /// Edges (or vertices) per page when the caller names no limit.
 pub const DEFAULT_EXPORT_LIMIT: u32 = 10_000;
 /// Most edges (or vertices) a caller may ask a page for.
 pub const MAX_EXPORT_LIMIT: u32 = 200_000;
+/// Pins an instance keeps for exports to come back to: one per export running at once.
+const KEPT_PINS: usize = 4;
+
+thread_local! {
+    /// The pins of the exports this instance served lately, and when each last served a page.
+    static PINS: RefCell<Vec<(Pin, i64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The kept pin of version `version`, if this instance has one.
+fn take_pin(version: u64) -> Option<Pin> {
+    PINS.with_borrow_mut(|pins| {
+        let at = pins.iter().position(|(p, _)| p.version() == version)?;
+        Some(pins.swap_remove(at).0)
+    })
+}
+
+/// Keeps `pin`, used at `now_us`, for the export's next page; drops the pins of exports that
+/// asked for no page within a hold's lifetime, and the least recently used beyond
+/// [`KEPT_PINS`].
+fn keep_pin(pin: Pin, now_us: i64) {
+    PINS.with_borrow_mut(|pins| {
+        pins.retain(|&(_, used)| now_us - used < changelog::HOLD_TTL_US);
+        if pins.len() == KEPT_PINS {
+            let oldest = (0..pins.len()).min_by_key(|&i| pins[i].1);
+            pins.swap_remove(oldest.expect("KEPT_PINS > 0"));
+        }
+        pins.push((pin, now_us));
+    });
+}
 
 #[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
 pub struct ExportedVertex {
@@ -82,8 +119,10 @@ pub fn export_page(
         0 => DEFAULT_EXPORT_LIMIT,
         n => n,
     } as usize;
+    let holder = ctx.sender();
+    let first = version.is_none();
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
-    let page = runner.run_at(|tx, now| {
+    let read = runner.run_at(|tx, now| {
         crate::bulk::ready(&tx.db)?;
         let version = version.unwrap_or(now);
         if version > now {
@@ -91,14 +130,28 @@ pub fn export_page(
                 "version {version} is newer than the graph's ({now})"
             )));
         }
-        let mut pin = Pin::new(version);
+        let mut pin = take_pin(version).unwrap_or_else(|| Pin::new(version));
         pin.follow(&tx.db, now);
         if pin.is_lost() {
             return Err(GraphError::VersionGone(version));
         }
-        Ok(Page::read(&tx.db, &pin, after, limit))
+        let (page, rows_read) = Page::read(&tx.db, &pin, after, limit);
+        let hold_due = changelog::hold_due(&tx.db, version, holder, tx.timestamp);
+        Ok((page, rows_read, pin, hold_due))
     });
-    let (mut page, rows_read) = page?;
+    let (mut page, rows_read, pin, hold_due) = read?;
+    let version = page.version;
+    if page.next.is_none() {
+        // The last page: a one-page export never held the log.
+        if !first {
+            runner.write(|tx| changelog::release(&tx.db, version, holder));
+        }
+    } else {
+        if hold_due {
+            runner.write(|tx| changelog::hold(&tx.db, version, holder, tx.timestamp));
+        }
+        keep_pin(pin, runner.now_us());
+    }
     page.stats = runner.finish();
     page.stats.version = page.version;
     page.stats.pinned = true;

@@ -44,6 +44,9 @@ pub struct Pin {
     vertices: HashMap<u64, Presence>,
     /// The labels at `version` of vertices relabelled since.
     labels: HashMap<u64, u32>,
+    /// The vertices that existed at `version` and do not now, ascending (kept from `vertices`
+    /// by `follow`: an export asks for them on every page).
+    removed: Vec<u64>,
     lost: bool,
 }
 
@@ -65,8 +68,18 @@ impl Pin {
         }
         match changelog::read(db, self.seen + 1..=now) {
             Some(changes) => {
+                let mut vertices_changed = false;
                 for change in changes {
+                    vertices_changed |=
+                        matches!(change, Change::InsertVertex(_) | Change::RemoveVertex(_));
                     self.note(change);
+                }
+                if vertices_changed {
+                    self.removed = (self.vertices.iter())
+                        .filter(|(_, p)| p.then && !p.now)
+                        .map(|(&v, _)| v)
+                        .collect();
+                    self.removed.sort_unstable();
                 }
                 self.seen = now;
             }
@@ -196,13 +209,8 @@ impl Pin {
     }
 
     /// The vertices that existed at the pinned version and do not now, ascending.
-    pub fn removed_vertices(&self) -> Vec<u64> {
-        let mut gone: Vec<u64> = (self.vertices.iter())
-            .filter(|(_, p)| p.then && !p.now)
-            .map(|(&v, _)| v)
-            .collect();
-        gone.sort_unstable();
-        gone
+    pub fn removed_vertices(&self) -> &[u64] {
+        &self.removed
     }
 
     /// Records in `stats` which version the answer is for and whether it is exactly that one.

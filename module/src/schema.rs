@@ -2,7 +2,8 @@
 //! read them with SQL; `traversal_result` is public because the reducer-style baseline's client
 //! reads its answers from it. `change_log` and `change_log_state` are private: they let in-memory
 //! snapshots and multi-transaction traversals follow the writes (see `changelog`); so is
-//! `graph_writer`, who may write (see `access`), and `snapshot_holder`, which instances hold a
+//! `graph_writer`, who may write (see `access`), `log_hold`, which readers need the log kept
+//! (see `changelog`), and `snapshot_holder`, which instances hold a
 //! snapshot and how large it is; and `bulk_mark`, where a bulk load's arcs lie (see `bulk`).
 
 use spacetimedb::table::{IndexIsRanged, TableHandleBackend};
@@ -252,6 +253,21 @@ pub struct ChangeLogState {
     #[primary_key]
     pub id: u8,
     pub covers_after: u64,
+}
+
+/// A reader that needs the change log to keep every change after `version`: an export in
+/// progress by `holder`, which renews the hold with its pages and drops it with its last one.
+/// Writes do not trim the log past the oldest hold in force, up to a limit (see `changelog`).
+#[table(accessor = log_hold)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogHold {
+    #[primary_key]
+    #[auto_inc]
+    pub id: u64,
+    pub version: u64,
+    pub holder: Identity,
+    /// When the hold lapses unless renewed (a reader that vanished holds nothing for long).
+    pub expires: Timestamp,
 }
 
 /// An identity that may change the graph (see `access`): the owner, or one the owner granted.
