@@ -195,21 +195,25 @@ fn in_force(hold: &LogHold, now: Timestamp) -> bool {
     hold.expires.to_micros_since_unix_epoch() > now.to_micros_since_unix_epoch()
 }
 
-/// Whether `holder` should call [`hold`] to keep reading after `version` at `now`: it holds
-/// nothing there yet, or its hold lapses soon.
-pub fn hold_due(db: &Local, version: u64, holder: Identity, now: Timestamp) -> bool {
-    let now = now.to_micros_since_unix_epoch();
-    !(db.log_hold().iter()).any(|h| {
-        h.version == version
-            && h.holder == holder
-            && h.expires.to_micros_since_unix_epoch() - now > HOLD_TTL_US - RENEW_WITHIN_US
+/// `holder`'s hold after `version`, if it has one (lapsed or not).
+pub fn held(db: &Local, version: u64, holder: Identity) -> Option<LogHold> {
+    (db.log_hold().iter()).find(|h| h.version == version && h.holder == holder)
+}
+
+/// Whether the holder of `hold` should call [`hold`] at `now` to keep reading: it holds nothing
+/// yet, or its hold lapses soon.
+pub fn renewal_due(hold: Option<&LogHold>, now: Timestamp) -> bool {
+    hold.is_none_or(|h| {
+        h.expires.to_micros_since_unix_epoch() - now.to_micros_since_unix_epoch()
+            <= HOLD_TTL_US - RENEW_WITHIN_US
     })
 }
 
 /// Makes writes keep every change after `version` in the log for [`HOLD_TTL_US`] from `now` (up
 /// to [`HELD_LOG_LIMIT`] changes), for `holder`: creates or renews its hold, and drops holds
-/// that lapsed. Nothing if the log no longer covers `version` (its reader is refused anyway).
-pub fn hold(db: &Local, version: u64, holder: Identity, now: Timestamp) {
+/// that lapsed. A new hold records `bound`, the largest vertex id at `version` (or above it).
+/// Nothing if the log no longer covers `version` (its reader is refused anyway).
+pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timestamp) {
     let holds = db.log_hold();
     let expires =
         Timestamp::from_micros_since_unix_epoch(now.to_micros_since_unix_epoch() + HOLD_TTL_US);
@@ -229,6 +233,7 @@ pub fn hold(db: &Local, version: u64, holder: Identity, now: Timestamp) {
             version,
             holder,
             expires,
+            bound,
         });
     }
 }
@@ -240,6 +245,36 @@ pub fn release(db: &Local, version: u64, holder: Identity) {
         if h.version == version && h.holder == holder {
             holds.id().delete(h.id);
         }
+    }
+}
+
+/// Logged changes a reader that catches up through the log (a snapshot, an export's pin) aims
+/// to read per transaction.
+pub const CATCH_UP_ROWS: u64 = 20_000;
+/// Versions such a reader reads in its first transaction when it has no better guess.
+pub const FIRST_CATCH_UP_SPAN: u64 = 64;
+
+/// Versions that hold about [`CATCH_UP_ROWS`] changes on average in the log as it is in this
+/// transaction, the graph being at version `now`: a first span for a reader that may be far
+/// behind and whose writers may log one change a version or thousands.
+pub fn catch_up_span_estimate(db: &Local, now: u64) -> u64 {
+    let rows = rows::count(&db.change_log());
+    let versions = now.saturating_sub(covers_after(db));
+    match rows {
+        0 => FIRST_CATCH_UP_SPAN,
+        rows => (u128::from(CATCH_UP_ROWS) * u128::from(versions) / u128::from(rows)).max(1) as u64,
+    }
+}
+
+/// Versions a reader catching up reads in its next transaction, after the last `versions` held
+/// `rows` changes: halved or doubled to stay near [`CATCH_UP_ROWS`].
+pub fn next_catch_up_span(versions: u64, rows: u64) -> u64 {
+    if rows > 2 * CATCH_UP_ROWS {
+        (versions / 2).max(1)
+    } else if rows < CATCH_UP_ROWS / 2 {
+        versions.saturating_mul(2)
+    } else {
+        versions
     }
 }
 

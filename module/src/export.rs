@@ -26,7 +26,7 @@ use crate::types::{GraphError, QueryStats};
 use graph_traverse::{Direction, Neighbor};
 use hashbrown::HashMap;
 use spacetimedb::{Local, ProcedureContext, SpacetimeType, procedure};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// Edges (or vertices) per page when the caller names no limit.
 pub const DEFAULT_EXPORT_LIMIT: u32 = 10_000;
@@ -34,6 +34,10 @@ pub const DEFAULT_EXPORT_LIMIT: u32 = 10_000;
 pub const MAX_EXPORT_LIMIT: u32 = 200_000;
 /// Pins an instance keeps for exports to come back to: one per export running at once.
 const KEPT_PINS: usize = 4;
+/// A page that has read this many vertex rows per unit of its limit ends after the window it
+/// is reading, full or not: rows of vertices created since the export's version are read and
+/// skipped, and a writer may have created millions.
+const ROWS_READ_PER_LIMIT: u64 = 4;
 
 thread_local! {
     /// The pins of the exports this instance served lately, and when each last served a page.
@@ -78,8 +82,10 @@ pub struct ExportedEdge {
     pub weight: f32,
 }
 
-/// Where a page ends: after vertex `vertex`, whose out-edges it has all given (`neighbor`
+/// Where a page ends: after vertex id `vertex`, whose out-edges it has all given (`neighbor`
 /// `None`), or those up to the one to `neighbor` (the next page goes on with the others).
+/// `vertex` is the last vertex listed, or the last id read when the page stopped among ids
+/// that were no vertices at the export's version.
 #[derive(SpacetimeType, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExportCursor {
     pub vertex: u64,
@@ -122,24 +128,49 @@ pub fn export_page(
     let holder = ctx.sender();
     let first = version.is_none();
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
-    let read = runner.run_at(|tx, now| {
-        crate::bulk::ready(&tx.db)?;
-        let version = version.unwrap_or(now);
-        if version > now {
-            return Err(GraphError::InvalidArgument(format!(
-                "version {version} is newer than the graph's ({now})"
-            )));
+    let pin: RefCell<Option<Pin>> = RefCell::new(None);
+    // The pin follows the writes in transactions of about `changelog::CATCH_UP_ROWS` changes
+    // (one of an export's first pages on this instance may have many to take in); the one
+    // that reaches the graph's version reads the page.
+    let versions: Cell<Option<u64>> = Cell::new(None);
+    let (mut page, rows_read, hold) = loop {
+        let step = runner.run_at(|tx, now| {
+            crate::bulk::ready(&tx.db)?;
+            let version = version.unwrap_or(now);
+            if version > now {
+                return Err(GraphError::InvalidArgument(format!(
+                    "version {version} is newer than the graph's ({now})"
+                )));
+            }
+            let mut slot = pin.borrow_mut();
+            let pin =
+                slot.get_or_insert_with(|| take_pin(version).unwrap_or_else(|| Pin::new(version)));
+            let span =
+                (versions.get()).unwrap_or_else(|| changelog::catch_up_span_estimate(&tx.db, now));
+            versions.set(Some(span));
+            let to = now.min(pin.seen().saturating_add(span));
+            let followed = pin.follow(&tx.db, to);
+            if pin.is_lost() {
+                return Err(GraphError::VersionGone(version));
+            }
+            if to < now {
+                return Ok(Step::Behind { followed });
+            }
+            // No vertex of the pinned version lies beyond the largest id the graph had then:
+            // the hold recorded it, and the first page reads it now; else the largest id now.
+            let held = changelog::held(&tx.db, version, holder);
+            let bound = held.map_or(meta(&tx.db).max_vertex_id, |h| h.bound);
+            let (page, rows_read) = Page::read(&tx.db, pin, after, limit, bound);
+            let hold_due = changelog::renewal_due(held.as_ref(), tx.timestamp);
+            Ok(Step::Read(page, rows_read, hold_due.then_some(bound)))
+        })?;
+        match step {
+            Step::Read(page, rows_read, hold) => break (page, rows_read, hold),
+            Step::Behind { followed } => versions
+                .set((versions.get()).map(|span| changelog::next_catch_up_span(span, followed))),
         }
-        let mut pin = take_pin(version).unwrap_or_else(|| Pin::new(version));
-        pin.follow(&tx.db, now);
-        if pin.is_lost() {
-            return Err(GraphError::VersionGone(version));
-        }
-        let (page, rows_read) = Page::read(&tx.db, &pin, after, limit);
-        let hold_due = changelog::hold_due(&tx.db, version, holder, tx.timestamp);
-        Ok((page, rows_read, pin, hold_due))
-    });
-    let (mut page, rows_read, pin, hold_due) = read?;
+    };
+    let pin = pin.into_inner().expect("the page's transaction had a pin");
     let version = page.version;
     if page.next.is_none() {
         // The last page: a one-page export never held the log.
@@ -147,8 +178,8 @@ pub fn export_page(
             runner.write(|tx| changelog::release(&tx.db, version, holder));
         }
     } else {
-        if hold_due {
-            runner.write(|tx| changelog::hold(&tx.db, version, holder, tx.timestamp));
+        if let Some(bound) = hold {
+            runner.write(|tx| changelog::hold(&tx.db, version, holder, bound, tx.timestamp));
         }
         keep_pin(pin, runner.now_us());
     }
@@ -160,13 +191,22 @@ pub fn export_page(
     Ok(page)
 }
 
+/// What one of `export_page`'s transactions did: followed `followed` changes and is still
+/// behind the graph's version, or read the page (with the rows it read, and the bound to hold
+/// the log with if the caller's hold is due).
+enum Step {
+    Behind { followed: u64 },
+    Read(ExportPage, u64, Option<u64>),
+}
+
 /// A page being read, at the pinned version.
 struct Page<'a> {
     db: &'a Local,
     pin: &'a Pin,
     wide: bool,
-    /// The largest id the graph has had: no vertex or neighbor lies beyond it. It only grows,
-    /// except through `clear_graph`, which a pin does not survive.
+    /// An id no vertex or neighbor of the pinned version lies beyond: the largest id the graph
+    /// had then, or has had since (it only grows, except through `clear_graph`, which a pin
+    /// does not survive).
     bound: u64,
     limit: usize,
     /// Listed vertices and their labels at the pinned version.
@@ -178,18 +218,19 @@ struct Page<'a> {
 }
 
 impl<'a> Page<'a> {
-    /// The page after `after`, and how many rows it read.
+    /// The page after `after`, reading no id beyond `bound`, and how many rows it read.
     fn read(
         db: &'a Local,
         pin: &'a Pin,
         after: Option<ExportCursor>,
         limit: usize,
+        bound: u64,
     ) -> (ExportPage, u64) {
         let mut page = Page {
             db,
             pin,
             wide: edges::any_wide(db),
-            bound: meta(db).max_vertex_id,
+            bound,
             limit,
             vertices: Vec::new(),
             arcs: Vec::new(),
@@ -300,6 +341,10 @@ impl<'a> Page<'a> {
                     next = (id < self.bound).then_some(complete(id));
                     break 'windows;
                 }
+            }
+            if self.rows_read >= ROWS_READ_PER_LIMIT * self.limit as u64 && to < self.bound {
+                next = Some(complete(to));
+                break;
             }
             match to.checked_add(1) {
                 Some(after) => from = after,

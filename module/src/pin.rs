@@ -60,14 +60,16 @@ impl Pin {
         }
     }
 
-    /// Inside a transaction that reads the graph at version `now`: takes in the changes
-    /// committed since the last call, or loses the pin if the log no longer holds them.
-    pub fn follow(&mut self, db: &Local, now: u64) {
+    /// Inside a transaction that reads the graph at version `now` (or a later one): takes in
+    /// the changes committed since the last call up to version `now`, or loses the pin if the
+    /// log no longer holds them. Returns how many changes it read.
+    pub fn follow(&mut self, db: &Local, now: u64) -> u64 {
         if self.lost || now <= self.seen {
-            return;
+            return 0;
         }
         match changelog::read(db, self.seen + 1..=now) {
             Some(changes) => {
+                let read = changes.len() as u64;
                 let mut vertices_changed = false;
                 for change in changes {
                     vertices_changed |=
@@ -82,6 +84,7 @@ impl Pin {
                     self.removed.sort_unstable();
                 }
                 self.seen = now;
+                read
             }
             None => {
                 log::warn!(
@@ -96,6 +99,7 @@ impl Pin {
                     lost: true,
                     ..Self::default()
                 };
+                0
             }
         }
     }
@@ -201,6 +205,11 @@ impl Pin {
 
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// The last version whose changes it has taken in.
+    pub fn seen(&self) -> u64 {
+        self.seen
     }
 
     /// Whether the change log failed to cover a change since the pinned version.

@@ -268,6 +268,9 @@ pub struct LogHold {
     pub holder: Identity,
     /// When the hold lapses unless renewed (a reader that vanished holds nothing for long).
     pub expires: Timestamp,
+    /// The largest vertex id the graph had at `version` (or above it): the reader need not
+    /// look past it, whatever ids were created since.
+    pub bound: u64,
 }
 
 /// An identity that may change the graph (see `access`): the owner, or one the owner granted.

@@ -53,8 +53,6 @@ const SWITCH_DIVISOR: u64 = 4;
 /// Largest graph a snapshot is built for: about 12 bytes per edge while building, within the
 /// 4 GiB of a wasm32 instance with room to spare.
 const MAX_SNAPSHOT_EDGES: u64 = 150_000_000;
-/// Logged changes a catch-up transaction aims to read.
-const CATCH_UP_ROWS: u64 = 20_000;
 /// A snapshot is compacted once its rewritten rows hold this share of its compressed rows.
 const COMPACT_SHARE: f64 = 0.25;
 /// Most instances that may hold a snapshot at once unless the owner sets otherwise: each costs a
@@ -301,7 +299,7 @@ pub struct Start {
 /// Reads the meta row, which of `endpoints` exist and the filter `read_filter` builds (label
 /// names to ids: in the same transaction, so that a filtered query costs no transaction more),
 /// and brings `snapshot` up to that version by applying the change log in transactions of about
-/// [`CATCH_UP_ROWS`] changes (compacting it if they have grown large). The snapshot is dropped if
+/// [`changelog::CATCH_UP_ROWS`] changes (compacting it if they have grown large). The snapshot is dropped if
 /// the log no longer covers its version, or if the owner's policy allows none. Without one,
 /// builds one first if this instance's traversals have paid for it ([`paid_for_a_build`]).
 pub fn start(
@@ -311,7 +309,7 @@ pub fn start(
     read_filter: &dyn Fn(&Local) -> Result<ArcFilter, GraphError>,
 ) -> Start {
     let me = instance(runner);
-    let mut versions = 64u64;
+    let mut versions = changelog::FIRST_CATCH_UP_SPAN;
     let started = runner.now_us();
     let mut caught_up = false;
     let mut filter = None;
@@ -394,13 +392,7 @@ pub fn start(
                 s.version = to;
                 runner.stats.changes_applied += rows;
                 caught_up = true;
-                versions = if rows > 2 * CATCH_UP_ROWS {
-                    (versions / 2).max(1)
-                } else if rows < CATCH_UP_ROWS / 2 {
-                    versions.saturating_mul(2)
-                } else {
-                    versions
-                };
+                versions = changelog::next_catch_up_span(versions, rows);
                 // Read up to the version of that transaction: nothing is left to confirm.
                 to == meta.version
             }

@@ -13,6 +13,7 @@ pub struct LogHold {
     pub version: u64,
     pub holder: __sdk::Identity,
     pub expires: __sdk::Timestamp,
+    pub bound: u64,
 }
 
 impl __sdk::InModule for LogHold {
