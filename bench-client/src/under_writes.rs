@@ -32,12 +32,10 @@ pub fn run(
     first_id: u64,
     check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<(UnderWrites, Vec<Sample>)> {
-    let ticks = TICKS_PER_SECOND.min(rate.div_ceil(2)).max(1);
-    let per_tick = (rate / ticks / 2).max(1) as u64;
     let stop = AtomicBool::new(false);
     let started = Instant::now();
     let (reads, writes) = std::thread::scope(|s| {
-        let writes = s.spawn(|| write_at(writer, ticks, per_tick, first_id, &stop, started));
+        let writes = s.spawn(|| write_at(writer, rate, first_id, &stop, started));
         let mut reads = Vec::new();
         let read = (|| {
             while started.elapsed() < duration {
@@ -56,7 +54,11 @@ pub fn run(
         let writes = writes.join().expect("writer thread");
         read.map(|()| (reads, writes))
     })?;
-    let (write_us, changes) = writes?;
+    let Written {
+        calls: write_us,
+        changed: changes,
+        ..
+    } = writes?;
     let elapsed = started.elapsed().as_secs_f64();
     let stats: Vec<_> = reads.iter().filter_map(|(_, r)| r.value.stats).collect();
     let of = |f: fn(&crate::system::TxStats) -> u64| {
@@ -95,17 +97,25 @@ pub fn run(
     Ok((under_writes, samples))
 }
 
-/// Every tick, adds `per_tick` edges between fresh vertices and removes the previous tick's,
-/// until `stop`; returns each call's start (s after `started`) and latency (µs), and the
-/// number of edges changed.
-fn write_at(
+/// What [`write_at`] did: each call's start (s after its `started`) and latency (µs), the
+/// number of edges changed, and the first id it left unused.
+pub struct Written {
+    pub calls: Vec<(f64, f64)>,
+    pub changed: u64,
+    pub next_id: u64,
+}
+
+/// Changes `rate` edges per second until `stop`: every tick, adds edges between fresh vertices
+/// (ids from `first_id` on, two new vertices per edge) and removes the previous tick's.
+pub fn write_at(
     writer: &GraphDb,
-    ticks: u32,
-    per_tick: u64,
+    rate: u32,
     first_id: u64,
     stop: &AtomicBool,
     started: Instant,
-) -> anyhow::Result<(Vec<(f64, f64)>, u64)> {
+) -> anyhow::Result<Written> {
+    let ticks = TICKS_PER_SECOND.min(rate.div_ceil(2)).max(1);
+    let per_tick = (rate / ticks / 2).max(1) as u64;
     let period = Duration::from_secs(1) / ticks;
     let mut latencies = Vec::new();
     let mut changed = 0u64;
@@ -137,5 +147,9 @@ fn write_at(
     if let Some((s, d)) = previous {
         writer.remove_edges(&s, &d).context("writer remove_edges")?;
     }
-    Ok((latencies, changed))
+    Ok(Written {
+        calls: latencies,
+        changed,
+        next_id,
+    })
 }
