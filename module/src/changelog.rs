@@ -1,10 +1,11 @@
 //! The change log: what every write changed, by graph version, so that a reader that knows the
 //! graph at one version can follow it to a later one in time proportional to the changes.
 //!
-//! Two readers use it: an instance's in-memory snapshot catches up instead of being rebuilt
-//! (`snapshot`), and a traversal that runs on the indexes across many transactions sees the graph
-//! as it was when it started (`pin`). Both need every change since their version; the log says
-//! which versions it still covers (`change_log_state.covers_after`).
+//! Three readers use it: an instance's in-memory snapshot catches up instead of being rebuilt
+//! (`snapshot`), a traversal that runs on the indexes across many transactions sees the graph
+//! as it was when it started (`pin`), and so does an export across its pages (`export`). All
+//! need every change since their version; the log says which versions it still covers
+//! (`change_log_state.covers_after`).
 //!
 //! The log is bounded: it keeps about [`LOG_CAPACITY`] changes, trimming whole versions from the
 //! oldest once it holds [`TRIM_STEP`] more. A write that changes more than
