@@ -139,7 +139,14 @@ fn load_query_and_errors() {
     // Loading twice leaves the same graph (duplicates and re-sent rows are harmless); the first
     // time in calls of two edges, where the already stored 5→4 and 7→8 share calls with new ones.
     let first = cli.json(&["load", &snap, "--batch", "2"]);
-    let version = cli.json(&["stats"])["version"].as_u64().unwrap();
+    let stats = cli.json(&["stats"]);
+    let version = stats["version"].as_u64().unwrap();
+    // The load's calls, each a version of its own, are in the change log; no export holds it.
+    let log = &stats["change_log"];
+    assert!(log["covers_after"].as_u64() < Some(version), "{stats}");
+    assert!(log["changes"].as_u64() >= Some(5) && log["held_from"] == serde_json::json!([]));
+    let human = cli.run(&["stats"]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("change log: "));
     assert_eq!(
         (first["vertices"].as_u64(), first["edges"].as_u64()),
         (Some(8), Some(7)),

@@ -22,6 +22,7 @@ use crate::rows;
 use crate::schema::{
     ChangeKind, ChangeLogState, LogHold, LoggedChange, change_log, change_log_state, log_hold,
 };
+use crate::types::ChangeLogInfo;
 use graph_traverse::{ArcAttrs, Change};
 use spacetimedb::{Identity, Local, ReducerContext, Table, Timestamp};
 use std::ops::RangeInclusive;
@@ -194,6 +195,20 @@ fn trim_bounds(ctx: &ReducerContext, count: u64, version: u64, covers_after: u64
 
 fn in_force(hold: &LogHold, now: Timestamp) -> bool {
     hold.expires.to_micros_since_unix_epoch() > now.to_micros_since_unix_epoch()
+}
+
+/// What the log holds at `now`, the graph being at version `version`.
+pub fn info(db: &Local, version: u64, now: Timestamp) -> ChangeLogInfo {
+    let mut holds: Vec<LogHold> = (db.log_hold().iter())
+        .filter(|h| in_force(h, now))
+        .collect();
+    holds.sort_unstable_by_key(|h| (h.version, h.id));
+    ChangeLogInfo {
+        changes: rows::count(&db.change_log()),
+        // A graph never written has no state row: nothing to cover yet.
+        covers_after: covers_after(db).min(version),
+        holds,
+    }
 }
 
 /// `holder`'s hold after `version`, if it has one (lapsed or not).

@@ -73,14 +73,18 @@ pub(crate) fn id_bound(meta: &GraphMeta) -> Option<u64> {
     (bound <= meta.vertices.saturating_mul(8).saturating_add(4096)).then_some(bound)
 }
 
-/// The graph's counts and version, and the snapshots the module's instances hold.
+/// The graph's counts and version, the snapshots the module's instances hold, and the change log.
 #[procedure]
 pub fn graph_info(ctx: &mut ProcedureContext) -> GraphInfo {
-    TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US).run(|tx| GraphInfo {
-        meta: meta(&tx.db),
-        snapshots: snapshot::holders(&tx.db, tx.timestamp),
-        policy: snapshot::policy(&tx.db),
-        bulk_load: bulk::under_way(&tx.db),
+    TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US).run(|tx| {
+        let meta = meta(&tx.db);
+        GraphInfo {
+            meta,
+            snapshots: snapshot::holders(&tx.db, tx.timestamp),
+            policy: snapshot::policy(&tx.db),
+            bulk_load: bulk::under_way(&tx.db),
+            change_log: crate::changelog::info(&tx.db, meta.version, tx.timestamp),
+        }
     })
 }
 

@@ -1,6 +1,6 @@
 //! Typed arguments and results of the procedures (SATS types: JSON on HTTP, BSATN on the SDK).
 
-use crate::schema::{BulkLoad, GraphMeta, SnapshotHolder, SnapshotPolicy};
+use crate::schema::{BulkLoad, GraphMeta, LogHold, SnapshotHolder, SnapshotPolicy};
 use graph_traverse::{Direction, Work};
 use spacetimedb::SpacetimeType;
 
@@ -189,4 +189,19 @@ pub struct GraphInfo {
     pub policy: SnapshotPolicy,
     /// The bulk load under way, if any (queries are refused until it is finished).
     pub bulk_load: Option<BulkLoad>,
+    /// What the change log holds, and which exports hold it.
+    pub change_log: ChangeLogInfo,
+}
+
+/// The change log as its readers see it (see `changelog`).
+#[derive(SpacetimeType, Debug, Clone, PartialEq, Eq)]
+pub struct ChangeLogInfo {
+    /// Changes it holds.
+    pub changes: u64,
+    /// It holds every change of every version above this one: a snapshot, traversal or export
+    /// at an older version can no longer follow the writes.
+    pub covers_after: u64,
+    /// The holds in force (exports under way), oldest version first: writes keep every change
+    /// after the oldest, up to 1,000,000 changes.
+    pub holds: Vec<LogHold>,
 }

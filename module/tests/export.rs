@@ -466,6 +466,15 @@ fn an_export_holds_the_change_log_through_heavy_writes_and_lets_go_at_its_end() 
     let (version, after) = (first.version, first.next.clone());
     // 220,000 changes: more than the log keeps for no one (200,000).
     churn(&db, 0..22);
+    let log = db.graph_info().unwrap().change_log;
+    assert_eq!(
+        log.holds.iter().map(|h| h.version).collect::<Vec<_>>(),
+        [version]
+    );
+    assert!(
+        log.changes >= 220_000 && log.covers_after <= version,
+        "{log:?}"
+    );
     let rest = pages_from(&db, Some(version), after.clone(), 1_000)
         .expect("the export held the change log from its version on");
     // The next page brought the export's pin over those changes in short transactions of
@@ -478,6 +487,7 @@ fn an_export_holds_the_change_log_through_heavy_writes_and_lets_go_at_its_end() 
     let pages: Vec<ExportPage> = std::iter::once(first).chain(rest).collect();
     assert_eq!(collect(&pages, 1_000), path);
     // Its last page let go: a few writes more trim the log past its version.
+    assert_eq!(db.graph_info().unwrap().change_log.holds, []);
     churn(&db, 22..27);
     let refused = db.export_page(Some(version), after, 1_000);
     assert!(

@@ -1151,6 +1151,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats => {
             let full = db.graph_info()?;
             let info = full.meta;
+            let log = &full.change_log;
             let snapshots: Vec<_> = full
                 .snapshots
                 .iter()
@@ -1171,7 +1172,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     json!({"vertices": info.vertices, "edges": info.edges, "version": info.version,
                            "bulk_load": full.bulk_load.map(|b| json!({"began_at": b.began_at, "finished_below": b.finished_below})),
                            "snapshots": snapshots, "max_snapshots": full.policy.max_snapshots,
-                           "small_traversals_build": full.policy.build_for_small_traversals})
+                           "small_traversals_build": full.policy.build_for_small_traversals,
+                           "change_log": {"changes": log.changes, "covers_after": log.covers_after,
+                                          "held_from": log.holds.iter().map(|h| h.version).collect::<Vec<_>>()}})
                 );
             } else {
                 out!(
@@ -1195,6 +1198,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         b.finished_below.min(info.max_vertex_id.saturating_add(1))
                     );
                 }
+                out!(
+                    "change log: {}, every one since version {}{}",
+                    count_of(log.changes as usize, "change", "changes"),
+                    log.covers_after,
+                    match log.holds.first() {
+                        None => String::new(),
+                        Some(oldest) => format!(
+                            "; held by {} from version {} on",
+                            count_of(log.holds.len(), "export", "exports"),
+                            oldest.version
+                        ),
+                    }
+                );
                 for h in &full.snapshots {
                     out!(
                         "snapshot in instance {:016x}: version {}, {} edges, {:.1} MiB ({:.1} bytes per edge, measured); instance memory {:.1} MiB",

@@ -5,6 +5,7 @@
 
 #![allow(unused, clippy::all)]
 use super::bulk_load_type::BulkLoad;
+use super::change_log_info_type::ChangeLogInfo;
 use super::graph_meta_type::GraphMeta;
 use super::snapshot_holder_type::SnapshotHolder;
 use super::snapshot_policy_type::SnapshotPolicy;
@@ -17,6 +18,7 @@ pub struct GraphInfo {
     pub snapshots: Vec<SnapshotHolder>,
     pub policy: SnapshotPolicy,
     pub bulk_load: Option<BulkLoad>,
+    pub change_log: ChangeLogInfo,
 }
 
 impl __sdk::InModule for GraphInfo {
