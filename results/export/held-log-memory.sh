@@ -4,7 +4,8 @@
 # version on), then rounds of 10,000 logged changes that leave the graph's size as it was (each
 # round adds 5,000 edges between the path's vertices and removes the 5,000 of the round before).
 # Every 100,000 changes it prints the log's changes (`graph stats`) and the host's RSS; the
-# growth per change is what the held log costs, the engine's rows and index included. Appends
+# growth per change is what the held log costs, the engine's rows and index included; then the
+# export's next page follows them all, and the RSS after it adds what that costs. Appends
 # its lines to held-log-memory.txt beside this script.
 #
 #   results/export/held-log-memory.sh [CHANGES]   (default 1,000,000: the most a hold keeps)
@@ -26,7 +27,14 @@ call() {
 # `add_edges`/`remove_edges` arguments: i → i + offset for i in [0, count).
 edges() { echo "[[$(seq -s, 0 $(($2 - 1)))],[$(seq -s, "$1" $(($1 + $2 - 1)))]]"; }
 call add_edges "$(edges 1 9999)" >/dev/null
-call export_page '[{"none":[]},{"none":[]},1000]' >/dev/null
+first=$(call export_page '[{"none":[]},{"none":[]},1000]')
+# The next page's arguments: the version and cursor the first page gave (the answer is
+# positional JSON: [version, vertices, edges, next, stats], an Option being [0, value] or [1, []]).
+next_args=$(python3 -c '
+import json, sys
+ok, (version, _, _, (_, (vertex, (some, n))), _) = json.loads(sys.argv[1])
+neighbor = {"some": n} if some == 0 else {"none": []}
+print(json.dumps([{"some": version}, {"some": {"vertex": vertex, "neighbor": neighbor}}, 1000]))' "$first")
 graph=("$CARGO_TARGET_DIR/release/graph" --server "$url" --token "$token" --database held --transport http)
 rss() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$HOST_PID/status"; }
 logged() { "${graph[@]}" stats --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["change_log"]["changes"])'; }
@@ -39,4 +47,7 @@ logged() { "${graph[@]}" stats --json | python3 -c 'import json,sys; print(json.
     if (((k + 1) % 10 == 0)); then echo "$(logged) | $(rss)"; fi
   done
   "${graph[@]}" stats | grep 'change log'
+  # The export's next page brings its state over every change held: what that costs too.
+  call export_page "$next_args" >/dev/null
+  echo "after the export's next page, which followed them all: host RSS $(rss) MiB"
 } | tee -a "$here/held-log-memory.txt"
