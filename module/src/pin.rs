@@ -22,12 +22,14 @@ struct Presence {
     now: bool,
 }
 
-/// An arc's attributes at the pinned version (`None`: it did not exist), and whether it exists
-/// now.
+/// An arc's attributes at the pinned version (`None`: it did not exist), whether it exists
+/// now, and where it is listed in `Pin::touching`: `at[0]` in its source's list, `at[1]` in its
+/// target's (a self-loop is listed once).
 #[derive(Debug, Clone, Copy)]
 struct ArcPresence {
     then: Option<ArcAttrs>,
     now: bool,
+    at: [usize; 2],
 }
 
 /// What changed since a pinned version, as far as a traversal needs to undo it.
@@ -36,11 +38,13 @@ pub struct Pin {
     version: u64,
     /// The last version whose changes have been read.
     seen: u64,
-    /// Arcs changed since `version`.
+    /// Arcs changed since `version`, except those created since and gone again: as if they
+    /// never were (a writer that adds and removes edges would otherwise fill these maps with
+    /// every change; see `results/export/`).
     arcs: HashMap<(u64, u64), ArcPresence>,
-    /// For each vertex, the changed arcs that touch it.
+    /// For each vertex, the arcs of `arcs` that touch it.
     touching: HashMap<u64, Vec<(u64, u64)>>,
-    /// Vertices inserted or removed since `version`.
+    /// Vertices inserted or removed since `version`, except those created since and gone again.
     vertices: HashMap<u64, Presence>,
     /// The labels at `version` of vertices relabelled since.
     labels: HashMap<u64, u32>,
@@ -77,11 +81,7 @@ impl Pin {
                     self.note(change);
                 }
                 if vertices_changed {
-                    self.removed = (self.vertices.iter())
-                        .filter(|(_, p)| p.then && !p.now)
-                        .map(|(&v, _)| v)
-                        .collect();
-                    self.removed.sort_unstable();
+                    self.list_removed();
                 }
                 self.seen = now;
                 read
@@ -121,20 +121,63 @@ impl Pin {
         }
     }
 
+    /// Keeps `removed` in step with `vertices`.
+    fn list_removed(&mut self) {
+        self.removed = (self.vertices.iter())
+            .filter(|(_, p)| p.then && !p.now)
+            .map(|(&v, _)| v)
+            .collect();
+        self.removed.sort_unstable();
+    }
+
     /// Records a change of the arc `src → dst`: an insertion (`removed` is `None`) or a removal
     /// of an arc with attributes `removed`. Only changes that took effect are logged, so the
-    /// first change of an arc tells whether, and how, it existed at the pinned version.
+    /// first change of an arc tells whether, and how, it existed at the pinned version; an arc
+    /// created since and removed again is forgotten, and if it comes back, its insertion is
+    /// again the first change.
     fn note_arc(&mut self, src: u64, dst: u64, removed: Option<ArcAttrs>) {
         let now = removed.is_none();
         match self.arcs.entry((src, dst)) {
-            Entry::Occupied(mut e) => e.get_mut().now = now,
-            Entry::Vacant(e) => {
-                e.insert(ArcPresence { then: removed, now });
-                self.touching.entry(src).or_default().push((src, dst));
+            Entry::Occupied(e) if e.get().then.is_none() && !now => {
+                let at = e.remove().at;
+                self.unlist(src, at[0]);
                 if dst != src {
-                    self.touching.entry(dst).or_default().push((src, dst));
+                    self.unlist(dst, at[1]);
                 }
             }
+            Entry::Occupied(mut e) => e.get_mut().now = now,
+            Entry::Vacant(e) => {
+                let mut list = |v: u64| {
+                    let list = self.touching.entry(v).or_default();
+                    list.push((src, dst));
+                    list.len() - 1
+                };
+                let at = [list(src), if dst != src { list(dst) } else { 0 }];
+                e.insert(ArcPresence {
+                    then: removed,
+                    now,
+                    at,
+                });
+            }
+        }
+    }
+
+    /// Takes the arc at position `i` out of `v`'s `touching` list; the list's last arc takes its
+    /// place.
+    fn unlist(&mut self, v: u64, i: usize) {
+        let Entry::Occupied(mut list) = self.touching.entry(v) else {
+            unreachable!("a kept arc is listed at both ends");
+        };
+        list.get_mut().swap_remove(i);
+        match list.get().get(i) {
+            Some(&moved) => {
+                let slot = usize::from(moved.0 != v);
+                self.arcs.get_mut(&moved).expect("listed arcs are kept").at[slot] = i;
+            }
+            None if list.get().is_empty() => {
+                list.remove();
+            }
+            None => {}
         }
     }
 
@@ -230,16 +273,129 @@ impl Pin {
 }
 
 /// Records that `key` exists `now`; the first change of a key tells whether it existed at the
-/// pinned version (only changes that took effect are logged). Returns whether `key` is new.
-fn note<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Presence>, key: K, now: bool) -> bool {
+/// pinned version (only changes that took effect are logged). A key created since and gone
+/// again is forgotten.
+fn note<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Presence>, key: K, now: bool) {
     match map.entry(key) {
-        Entry::Occupied(mut e) => {
-            e.get_mut().now = now;
-            false
+        Entry::Occupied(e) if !e.get().then && !now => {
+            e.remove();
         }
+        Entry::Occupied(mut e) => e.get_mut().now = now,
         Entry::Vacant(e) => {
             e.insert(Presence { then: !now, now });
-            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::BTreeMap;
+
+    type Arcs = BTreeMap<(u64, u64), ArcAttrs>;
+
+    fn degree(arcs: &Arcs, v: u64, dir: Direction) -> u64 {
+        let out = arcs.keys().filter(|a| a.0 == v).count();
+        let inc = arcs.keys().filter(|a| a.1 == v).count();
+        (match dir {
+            Direction::Out => out,
+            Direction::In => inc,
+            Direction::Both => out + inc,
+        }) as u64
+    }
+
+    /// Random graphs and random effective changes, many of them edges added and removed again:
+    /// the pin undoes them exactly, keeps only what still differs, and lists it where it says.
+    #[test]
+    fn a_pin_undoes_every_change_and_forgets_what_came_and_went() {
+        for seed in 0..300u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let n = rng.gen_range(1..10u64);
+            let attrs = |rng: &mut ChaCha8Rng| ArcAttrs {
+                label: rng.gen_range(0..3),
+                weight: rng.gen_range(0..3) as f32,
+            };
+            let mut then = Arcs::new();
+            for _ in 0..rng.gen_range(0..n * n) {
+                then.insert((rng.gen_range(0..n), rng.gen_range(0..n)), attrs(&mut rng));
+            }
+            let vertices_then: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.7)).collect();
+            let (mut now, mut vertices_now) = (then.clone(), vertices_then.clone());
+            let mut pin = Pin::new(0);
+            for _ in 0..rng.gen_range(0..200) {
+                let arc = (rng.gen_range(0..n), rng.gen_range(0..n));
+                let change = match (rng.gen_range(0..4), now.get(&arc)) {
+                    (0, _) => {
+                        let v = rng.gen_range(0..n);
+                        let exists = !vertices_now[v as usize];
+                        vertices_now[v as usize] = exists;
+                        match exists {
+                            true => Change::InsertVertex(v),
+                            false => Change::RemoveVertex(v),
+                        }
+                    }
+                    (_, Some(&attrs)) => {
+                        now.remove(&arc);
+                        let (src, dst) = arc;
+                        Change::RemoveArc { src, dst, attrs }
+                    }
+                    (_, None) => {
+                        let a = attrs(&mut rng);
+                        now.insert(arc, a);
+                        let (src, dst) = arc;
+                        Change::InsertArc { src, dst, attrs: a }
+                    }
+                };
+                pin.note(change);
+            }
+            pin.list_removed();
+            for v in 0..n {
+                for dir in [Direction::Out, Direction::In, Direction::Both] {
+                    let got = pin.degree(v, dir, degree(&now, v, dir));
+                    assert_eq!(got, degree(&then, v, dir), "seed {seed}, {v} {dir:?}");
+                }
+                let (existed, exists) = (vertices_then[v as usize], vertices_now[v as usize]);
+                assert_eq!(
+                    pin.vertex_existed(v).unwrap_or(exists),
+                    existed,
+                    "seed {seed}"
+                );
+                assert_eq!(pin.removed_vertices().contains(&v), existed && !exists);
+                // The arcs out of `v` then: those that are there now as they were, and those
+                // `restore` gives back.
+                let mut restored = Vec::new();
+                pin.restore(v, false, &mut restored);
+                let mut out: Vec<(u64, ArcAttrs)> = (now.iter())
+                    .filter(|(a, _)| a.0 == v)
+                    .filter_map(|(a, &attrs)| Some((a.1, pin.pinned_attrs(a.0, a.1, attrs)?)))
+                    .chain(restored.iter().map(|n| (n.id, n.attrs)))
+                    .collect();
+                out.sort_by_key(|&(id, _)| id);
+                out.dedup_by_key(|&mut (id, _)| id);
+                let want: Vec<(u64, ArcAttrs)> = (then.iter())
+                    .filter(|(a, _)| a.0 == v)
+                    .map(|(a, &attrs)| (a.1, attrs))
+                    .collect();
+                assert_eq!(out, want, "seed {seed}, vertex {v}");
+            }
+            // What came and went is forgotten; the rest is listed at both ends, where it says.
+            for (&(src, dst), p) in &pin.arcs {
+                assert!(p.then.is_some() || p.now, "seed {seed}: {src}→{dst} kept");
+                assert_eq!(pin.touching[&src][p.at[0]], (src, dst));
+                if dst != src {
+                    assert_eq!(pin.touching[&dst][p.at[1]], (src, dst));
+                }
+            }
+            let listed: usize = pin.touching.values().map(Vec::len).sum();
+            let kept: usize = pin
+                .arcs
+                .keys()
+                .map(|a| if a.0 == a.1 { 1 } else { 2 })
+                .sum();
+            assert_eq!(listed, kept, "seed {seed}");
+            assert!(pin.vertices.values().all(|p| p.then || p.now));
         }
     }
 }
