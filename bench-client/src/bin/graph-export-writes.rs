@@ -66,14 +66,8 @@ struct Export {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let edges = args.dataset.load(args.seed)?;
-    let mut want: Vec<(u64, u64)> = edges
-        .src
-        .iter()
-        .copied()
-        .zip(edges.dst.iter().copied())
-        .collect();
-    want.sort_unstable();
-    want.dedup();
+    // The distinct edges in (src, dst) order, as the export gives them.
+    let want: Vec<(u64, u64)> = edges.sorted().iter().collect();
     let mut vertices: Vec<u64> = edges.src.iter().chain(&edges.dst).copied().collect();
     drop(edges);
     vertices.sort_unstable();
