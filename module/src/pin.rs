@@ -112,7 +112,10 @@ impl Pin {
                 note(&mut self.vertices, v, true);
             }
             Change::RemoveVertex(v) => {
-                note(&mut self.vertices, v, false);
+                if note(&mut self.vertices, v, false) {
+                    // Created since and gone again: its labels since are no concern either.
+                    self.labels.remove(&v);
+                }
             }
             Change::RelabelVertex { v, from, .. } => {
                 // The first relabelling since the pinned version says what it was then.
@@ -274,17 +277,19 @@ impl Pin {
 
 /// Records that `key` exists `now`; the first change of a key tells whether it existed at the
 /// pinned version (only changes that took effect are logged). A key created since and gone
-/// again is forgotten.
-fn note<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Presence>, key: K, now: bool) {
+/// again is forgotten: returns whether it was.
+fn note<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Presence>, key: K, now: bool) -> bool {
     match map.entry(key) {
         Entry::Occupied(e) if !e.get().then && !now => {
             e.remove();
+            return true;
         }
         Entry::Occupied(mut e) => e.get_mut().now = now,
         Entry::Vacant(e) => {
             e.insert(Presence { then: !now, now });
         }
     }
+    false
 }
 
 #[cfg(test)]
@@ -322,19 +327,31 @@ mod tests {
                 then.insert((rng.gen_range(0..n), rng.gen_range(0..n)), attrs(&mut rng));
             }
             let vertices_then: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.7)).collect();
+            let labels_then: Vec<u32> = (vertices_then.iter())
+                .map(|&exists| if exists { rng.gen_range(0..3) } else { 0 })
+                .collect();
             let (mut now, mut vertices_now) = (then.clone(), vertices_then.clone());
+            let mut labels_now = labels_then.clone();
             let mut pin = Pin::new(0);
             for _ in 0..rng.gen_range(0..200) {
                 let arc = (rng.gen_range(0..n), rng.gen_range(0..n));
-                let change = match (rng.gen_range(0..4), now.get(&arc)) {
+                let v = rng.gen_range(0..n);
+                let change = match (rng.gen_range(0..5), now.get(&arc)) {
+                    (0, _) if vertices_now[v as usize] => {
+                        // As `remove_vertex` logs it: its label goes first.
+                        let from = std::mem::take(&mut labels_now[v as usize]);
+                        pin.note(Change::RelabelVertex { v, from, to: 0 });
+                        vertices_now[v as usize] = false;
+                        Change::RemoveVertex(v)
+                    }
                     (0, _) => {
-                        let v = rng.gen_range(0..n);
-                        let exists = !vertices_now[v as usize];
-                        vertices_now[v as usize] = exists;
-                        match exists {
-                            true => Change::InsertVertex(v),
-                            false => Change::RemoveVertex(v),
-                        }
+                        vertices_now[v as usize] = true;
+                        Change::InsertVertex(v)
+                    }
+                    (1, _) if vertices_now[v as usize] => {
+                        let to = rng.gen_range(0..3);
+                        let from = std::mem::replace(&mut labels_now[v as usize], to);
+                        Change::RelabelVertex { v, from, to }
                     }
                     (_, Some(&attrs)) => {
                         now.remove(&arc);
@@ -363,6 +380,10 @@ mod tests {
                     "seed {seed}"
                 );
                 assert_eq!(pin.removed_vertices().contains(&v), existed && !exists);
+                if existed {
+                    let label = pin.pinned_label(v, labels_now[v as usize]);
+                    assert_eq!(label, labels_then[v as usize], "seed {seed}, vertex {v}");
+                }
                 // The arcs out of `v` then: those that are there now as they were, and those
                 // `restore` gives back.
                 let mut restored = Vec::new();
@@ -396,6 +417,8 @@ mod tests {
                 .sum();
             assert_eq!(listed, kept, "seed {seed}");
             assert!(pin.vertices.values().all(|p| p.then || p.now));
+            let relevant = |v: u64| vertices_then[v as usize] || vertices_now[v as usize];
+            assert!(pin.labels.keys().all(|&v| relevant(v)), "seed {seed}");
         }
     }
 }
