@@ -42,8 +42,10 @@ pub const MAX_LOGGED_PER_WRITE: usize = 10_000;
 /// held. Five times [`LOG_CAPACITY`]: 100 s of writes at 10,000 changes/s, time enough to
 /// export a LiveJournal-sized graph, for about 71 MiB of the host's memory.
 pub const HELD_LOG_LIMIT: u64 = 5 * LOG_CAPACITY;
-/// Rows one write may delete from the log beyond as many as it logs: a log that was held past
-/// [`LOG_CAPACITY`] shrinks back over many writes, none of which holds the database long.
+/// Rows one write may delete from the log beyond as many as it logs, give or take the last
+/// version it deletes (the log is trimmed by whole versions, each of at most
+/// [`MAX_LOGGED_PER_WRITE`] rows): a log that was held past [`LOG_CAPACITY`] shrinks back over
+/// many writes, none of which holds the database long.
 const TRIM_PER_WRITE: u64 = 4 * TRIM_STEP;
 /// How long a hold lasts from its last renewal: a reader that vanished keeps the log long for
 /// no longer than this.
@@ -187,64 +189,77 @@ fn trim_bounds(ctx: &ReducerContext, count: u64, version: u64, covers_after: u64
     if count > HELD_LOG_LIMIT + TRIM_STEP {
         return (HELD_LOG_LIMIT, version);
     }
-    let held = (ctx.db.log_hold().iter())
-        .filter(|h| in_force(h, ctx.timestamp) && h.version >= covers_after)
+    let held = (holds_in_force(&ctx.db, covers_after, ctx.timestamp).iter())
         .map(|h| h.version)
         .min();
     (LOG_CAPACITY, held.map_or(version, |v| v.min(version)))
 }
 
-fn in_force(hold: &LogHold, now: Timestamp) -> bool {
+/// The holds that keep changes in the log at `now`: those not lapsed, on versions the log
+/// still covers (one on a version it no longer covers holds nothing).
+fn holds_in_force(db: &Local, covers_after: u64, now: Timestamp) -> Vec<LogHold> {
+    (db.log_hold().iter())
+        .filter(|h| not_lapsed(h, now) && h.version >= covers_after)
+        .collect()
+}
+
+fn not_lapsed(hold: &LogHold, now: Timestamp) -> bool {
     hold.expires.to_micros_since_unix_epoch() > now.to_micros_since_unix_epoch()
 }
 
 /// What the log holds at `now`, the graph being at version `version`.
 pub fn info(db: &Local, version: u64, now: Timestamp) -> ChangeLogInfo {
-    let mut holds: Vec<LogHold> = (db.log_hold().iter())
-        .filter(|h| in_force(h, now))
-        .collect();
+    // A graph never written has no state row: nothing to cover yet.
+    let covers_after = covers_after(db).min(version);
+    let mut holds = holds_in_force(db, covers_after, now);
     holds.sort_unstable_by_key(|h| (h.version, h.id));
     ChangeLogInfo {
         changes: rows::count(&db.change_log()),
-        // A graph never written has no state row: nothing to cover yet.
-        covers_after: covers_after(db).min(version),
+        covers_after,
         holds,
     }
 }
 
-/// `holder`'s hold after `version`, if it has one (lapsed or not).
+/// Of `holder`'s holds after `version` (one per reader of that version it runs), lapsed or not,
+/// the one that lapses first, if it has any.
 pub fn held(db: &Local, version: u64, holder: Identity) -> Option<LogHold> {
-    (db.log_hold().iter()).find(|h| h.version == version && h.holder == holder)
+    (db.log_hold().iter())
+        .filter(|h| h.version == version && h.holder == holder)
+        .min_by_key(|h| h.expires)
 }
 
 /// Whether the holder of `hold` should call [`hold`] at `now` to keep reading: it holds nothing
 /// yet, or its hold lapses soon.
 pub fn renewal_due(hold: Option<&LogHold>, now: Timestamp) -> bool {
     hold.is_none_or(|h| {
-        h.expires.to_micros_since_unix_epoch() - now.to_micros_since_unix_epoch()
-            <= HOLD_TTL_US - RENEW_WITHIN_US
+        h.expires.to_micros_since_unix_epoch() - now.to_micros_since_unix_epoch() <= RENEW_WITHIN_US
     })
 }
 
 /// Makes writes keep every change after `version` in the log for [`HOLD_TTL_US`] from `now` (up
-/// to [`HELD_LOG_LIMIT`] changes), for `holder`: creates or renews its hold, and drops holds
-/// that lapsed. A new hold records `bound`, the largest vertex id at `version` (or above it).
-/// Nothing if the log no longer covers `version` (its reader is refused anyway).
-pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timestamp) {
+/// to [`HELD_LOG_LIMIT`] changes), for `holder`, and drops holds that lapsed. A new reader
+/// (`new`: its first call) takes a hold of its own, recording `bound`, the largest vertex id at
+/// `version` (or above it), so that another reader of `holder`'s at the same version, ending,
+/// cannot drop it; later calls renew all of `holder`'s holds after `version` (its readers there
+/// renew them together, and each one's end drops one), or take one if they have none. Nothing
+/// if the log no longer covers `version` (its reader is refused anyway), and `holder`'s holds
+/// there are dropped.
+pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timestamp, new: bool) {
     let holds = db.log_hold();
     let expires =
         Timestamp::from_micros_since_unix_epoch(now.to_micros_since_unix_epoch() + HOLD_TTL_US);
+    let covered = covers_after(db) <= version;
     let mut renewed = false;
     for mut h in holds.iter().collect::<Vec<_>>() {
-        if h.version == version && h.holder == holder && !renewed {
+        if h.version == version && h.holder == holder && covered {
             renewed = true;
             h.expires = expires;
             holds.id().update(h);
-        } else if !in_force(&h, now) {
+        } else if (h.version == version && h.holder == holder) || !not_lapsed(&h, now) {
             holds.id().delete(h.id);
         }
     }
-    if !renewed && covers_after(db) <= version {
+    if covered && (new || !renewed) {
         holds.insert(LogHold {
             id: 0,
             version,
@@ -255,14 +270,15 @@ pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timesta
     }
 }
 
-/// Drops `holder`'s hold after `version`, if any: its reader is done.
-pub fn release(db: &Local, version: u64, holder: Identity) {
+/// Drops one of `holder`'s holds after `version`, if it has any: one of its readers there is
+/// done. Returns whether any hold after `version` is still in force at `now` (another reader's),
+/// which may then want what this one kept.
+pub fn release(db: &Local, version: u64, holder: Identity, now: Timestamp) -> bool {
     let holds = db.log_hold();
-    for h in holds.iter().collect::<Vec<_>>() {
-        if h.version == version && h.holder == holder {
-            holds.id().delete(h.id);
-        }
+    if let Some(h) = held(db, version, holder) {
+        holds.id().delete(h.id);
     }
+    (holds_in_force(db, covers_after(db), now).iter()).any(|h| h.version == version)
 }
 
 /// Logged changes a reader that catches up through the log (a snapshot, an export's pin) aims
@@ -279,7 +295,8 @@ pub fn catch_up_span_estimate(db: &Local, now: u64) -> u64 {
     let versions = now.saturating_sub(covers_after(db));
     match rows {
         0 => FIRST_CATCH_UP_SPAN,
-        rows => (u128::from(CATCH_UP_ROWS) * u128::from(versions) / u128::from(rows)).max(1) as u64,
+        rows => (u128::from(CATCH_UP_ROWS) * u128::from(versions) / u128::from(rows))
+            .clamp(1, u128::from(u64::MAX)) as u64,
     }
 }
 

@@ -129,6 +129,9 @@ pub fn export_page(
     let first = version.is_none();
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let pin: RefCell<Option<Pin>> = RefCell::new(None);
+    // Whether the pin came from this instance's kept ones (another export's, if this is the
+    // first page), rather than being made for this page.
+    let kept = Cell::new(false);
     // The pin follows the writes in transactions of about `changelog::CATCH_UP_ROWS` changes
     // (one of an export's first pages on this instance may have many to take in); the one
     // that reaches the graph's version reads the page.
@@ -143,8 +146,11 @@ pub fn export_page(
                 )));
             }
             let mut slot = pin.borrow_mut();
-            let pin =
-                slot.get_or_insert_with(|| take_pin(version).unwrap_or_else(|| Pin::new(version)));
+            let pin = slot.get_or_insert_with(|| {
+                let taken = take_pin(version);
+                kept.set(taken.is_some());
+                taken.unwrap_or_else(|| Pin::new(version))
+            });
             let span =
                 (versions.get()).unwrap_or_else(|| changelog::catch_up_span_estimate(&tx.db, now));
             versions.set(Some(span));
@@ -161,9 +167,19 @@ pub fn export_page(
             let held = changelog::held(&tx.db, version, holder);
             let bound = held.map_or(meta(&tx.db).max_vertex_id, |h| h.bound);
             let (page, rows_read) = Page::read(&tx.db, pin, after, limit, bound);
-            let hold_due = changelog::renewal_due(held.as_ref(), tx.timestamp);
+            let hold_due = first || changelog::renewal_due(held.as_ref(), tx.timestamp);
             Ok(Step::Read(page, rows_read, hold_due.then_some(bound)))
-        })?;
+        });
+        let step = match step {
+            Ok(step) => step,
+            Err(e) => {
+                // The pin may serve this export's next try, or another export of its version.
+                if let Some(pin) = pin.take().filter(|p| !p.is_lost()) {
+                    keep_pin(pin, runner.now_us());
+                }
+                return Err(e);
+            }
+        };
         match step {
             Step::Read(page, rows_read, hold) => break (page, rows_read, hold),
             Step::Behind { followed } => versions
@@ -172,15 +188,21 @@ pub fn export_page(
     };
     let pin = pin.into_inner().expect("the page's transaction had a pin");
     let version = page.version;
-    if page.next.is_none() {
-        // The last page: a one-page export never held the log.
-        if !first {
-            runner.write(|tx| changelog::release(&tx.db, version, holder));
+    let keep = if page.next.is_none() {
+        // The last page. A one-page export never held the log, and keeps the pin it found
+        // (another export's); a longer one drops its hold, and keeps the pin for the exports
+        // that still hold the log at its version.
+        match first {
+            true => kept.get(),
+            false => runner.write(|tx| changelog::release(&tx.db, version, holder, tx.timestamp)),
         }
     } else {
         if let Some(bound) = hold {
-            runner.write(|tx| changelog::hold(&tx.db, version, holder, bound, tx.timestamp));
+            runner.write(|tx| changelog::hold(&tx.db, version, holder, bound, tx.timestamp, first));
         }
+        true
+    };
+    if keep {
         keep_pin(pin, runner.now_us());
     }
     page.stats = runner.finish();

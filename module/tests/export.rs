@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
+use std::time::Duration;
 
 const LABELS: [&str; 5] = ["", "follows", "a, \"b\"", " x ", "ünï"];
 
@@ -519,9 +520,60 @@ fn a_hold_on_a_version_the_log_no_longer_covers_holds_nothing() {
     db.add_edges(&many, &many.iter().map(|v| v + 1).collect::<Vec<_>>())
         .unwrap();
     let since = db.info().unwrap().version;
+    assert_eq!(db.graph_info().unwrap().change_log.holds, []);
     churn(&db, 0..22);
     // Else the log would have been kept as if the hold held it.
     assert_gone(&db, since, None, 1_000);
+}
+
+#[test]
+fn a_page_twenty_seconds_after_the_last_renews_the_hold() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    path(&db);
+    let first = db.export_page(None, None, 1_000).unwrap().value;
+    let expires = |db: &GraphDb| {
+        let holds = db.graph_info().unwrap().change_log.holds;
+        assert_eq!(holds.len(), 1, "{holds:?}");
+        holds[0].expires.to_micros_since_unix_epoch()
+    };
+    let taken = expires(&db);
+    thread::sleep(Duration::from_secs(21));
+    db.export_page(Some(first.version), first.next, 1_000)
+        .unwrap();
+    // Renewed for another 60 s: pages up to a minute apart keep the log held.
+    let renewed = expires(&db);
+    assert!(renewed >= taken + 20_000_000, "{taken} -> {renewed}");
+}
+
+#[test]
+fn exports_of_one_version_keep_their_own_holds_and_share_their_pin() {
+    // One instance, so that every page meets the pins this one keeps.
+    let host = TestHost::start_with(&["--procedure-instances", "1"]);
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    let other = GraphDb::new(host.client().1, "graph");
+    let path = path(&db);
+    // Three exports at one version: two of the owner's, one of another identity's.
+    let firsts = [&db, &db, &other].map(|db| db.export_page(None, None, 1_000).unwrap().value);
+    let version = firsts[0].version;
+    assert!(firsts.iter().all(|p| p.version == version));
+    let holds = || db.graph_info().unwrap().change_log.holds;
+    assert_eq!(holds().len(), 3, "{:?}", holds());
+    // 60,000 changes, then the first export to its end.
+    churn(&db, 0..6);
+    let rest = pages_from(&db, Some(version), firsts[0].next.clone(), 1_000).unwrap();
+    let pages: Vec<ExportPage> = std::iter::once(firsts[0].clone()).chain(rest).collect();
+    assert_eq!(collect(&pages, 1_000), path);
+    // It dropped its own hold only, and left its pin, which has followed those changes, to
+    // the others: their next pages have none to take in.
+    assert_eq!(holds().len(), 2, "{:?}", holds());
+    for (db, first) in [(&db, &firsts[1]), (&other, &firsts[2])] {
+        let next = db
+            .export_page(Some(version), first.next.clone(), 1_000)
+            .unwrap()
+            .value;
+        assert!(next.stats.transactions <= 2, "{:?}", next.stats);
+    }
 }
 
 #[test]
