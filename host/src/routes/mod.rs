@@ -44,7 +44,8 @@ pub struct App {
 /// The `/v1` router.
 pub fn router(app: Arc<App>) -> Router {
     // Publishing has no body limit (modules are large); every other route keeps axum's default
-    // 2 MiB limit and its 413, exactly as the official server is configured.
+    // 2 MiB limit and its 413, exactly as the official server is configured, with a body that
+    // names the limit.
     let database = Router::new()
         .route(
             "/",
@@ -69,7 +70,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route_layer(middleware::from_fn_with_state(
             app.clone(),
             auth::authenticate,
-        ));
+        ))
+        .layer(middleware::map_response(name_the_body_limit));
     let v1 = Router::new()
         .route("/ping", get(auth::ping))
         .route("/identity", post(auth::create_identity))
@@ -83,6 +85,24 @@ pub fn router(app: Arc<App>) -> Router {
         .nest("/v1", v1)
         .layer(middleware::from_fn_with_state(app.clone(), timers_on_time))
         .with_state(app)
+}
+
+/// axum's default request body limit, which the official server keeps for calls and queries.
+const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// axum's 413 says only "length limit exceeded": say which limit, and what to do.
+async fn name_the_body_limit(response: Response) -> Response {
+    if response.status() != StatusCode::PAYLOAD_TOO_LARGE {
+        return response;
+    }
+    HttpError::text(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the request body exceeds {BODY_LIMIT} bytes (2 MiB), the most a call or query \
+             takes (as on the official server): send less per call"
+        ),
+    )
+    .into_response()
 }
 
 /// CORS on `/v1` as the official client-api sets it: any origin and method, and the headers a
