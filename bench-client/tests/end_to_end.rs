@@ -645,8 +645,10 @@ fn a_dataset_giving_an_edge_two_weights_is_named() {
     std::fs::write(&file, "src,dst,label,weight\n1,2,,1\n2,3,,1\n1,2,,2.5\n").unwrap();
     let (ok, stderr) = bench_without_server(&["--dataset", &format!("file:{}", file.display())]);
     assert!(
-        !ok && stderr.contains("lines 2, 4 give the edge 1 → 2 both")
-            && stderr.contains("weight 2.5"),
+        !ok && stderr.contains(
+            "lines 2, 4 give the edge 1 → 2 two ways: line 2 no label and weight 1, line 4 \
+                 no label and weight 2.5;"
+        ),
         "{stderr}"
     );
 }

@@ -232,21 +232,36 @@ impl EdgeList {
 
     /// In a [`sorted`](Self::sorted) list read from `file`, what is wrong if rows give an edge
     /// different labels or weights: the first such edge, its lines in `file` (read again; a
-    /// pipe cannot be, and is not named), both values and how many other edges are given two
-    /// ways.
+    /// pipe cannot be, and is not named), the first two that differ with what each says, and
+    /// how many other edges are given two ways.
     pub fn conflict_error(&self, file: &Path) -> Option<String> {
         let (a, b) = self.first_conflict()?;
         let (s, d) = (self.src[a], self.dst[a]);
-        let lines = lines_of_edge(file, s, d).unwrap_or_default();
-        let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
-        let more = if lines.len() > 5 { ", …" } else { "" };
-        let lines = match shown.is_empty() {
-            true => "its lines".to_string(),
-            false => format!("lines {}{more}", shown.join(", ")),
+        let said = |(label, weight): (&str, f32)| match label {
+            "" => format!("no label and weight {weight}"),
+            label => format!("label `{label}` and weight {weight}"),
         };
-        let attrs = |i| match self.attrs(i) {
-            ("", weight) => format!("no label and weight {weight}"),
-            (label, weight) => format!("label `{label}` and weight {weight}"),
+        let rows = rows_of_edge(file, s, d).unwrap_or_default();
+        let first = rows.first();
+        let differing = first.and_then(|(_, label, weight)| {
+            (rows.iter()).find(|r| (&r.1, r.2.to_bits()) != (label, weight.to_bits()))
+        });
+        let two_ways = match (first, differing) {
+            (Some((l1, label1, w1)), Some((l2, label2, w2))) => {
+                let shown: Vec<String> = rows.iter().take(5).map(|r| r.0.to_string()).collect();
+                let more = if rows.len() > 5 { ", …" } else { "" };
+                format!(
+                    "lines {}{more} give the edge {s} → {d} two ways: line {l1} {}, line {l2} {}",
+                    shown.join(", "),
+                    said((label1, *w1)),
+                    said((label2, *w2)),
+                )
+            }
+            _ => format!(
+                "its lines give the edge {s} → {d} two ways: {} and {}",
+                said(self.attrs(a)),
+                said(self.attrs(b)),
+            ),
         };
         let others = match self.conflicts() - 1 {
             0 => String::new(),
@@ -254,11 +269,8 @@ impl EdgeList {
             n => format!(" ({n} other edges are also given two ways)"),
         };
         Some(format!(
-            "{}: {lines} give the edge {s} → {d} both {} and {}; an edge has one label and one \
-             weight{others}",
+            "{}: {two_ways}; an edge has one label and one weight{others}",
             file.display(),
-            attrs(a),
-            attrs(b),
         ))
     }
 
@@ -412,6 +424,11 @@ pub enum LineError {
     TooManyFields(usize),
     #[error("a double quote out of place: quote a whole field, and double the quotes inside it")]
     BadQuotes,
+    #[error(
+        "a quoted field that does not end on its line: a field cannot hold a line break, so \
+         close its quote on the same line"
+    )]
+    UnclosedQuote,
     #[error("expected a vertex id and a label, found {0} fields")]
     NotIdAndLabel(usize),
     #[error(
@@ -645,22 +662,22 @@ pub fn parse_edge_list<R: BufRead>(
     Ok(edges)
 }
 
-/// The 1-based lines of the file at `path` whose row is the edge `src → dst` (read again to name
-/// them in an error: rows keep no line numbers).
-pub fn lines_of_edge(path: &Path, src: u64, dst: u64) -> Result<Vec<u64>, EdgeListError> {
+/// The rows of the file at `path` that give the edge `src → dst`: each one's 1-based line, label
+/// and weight (read again to name them in an error: rows keep no line numbers).
+fn rows_of_edge(path: &Path, src: u64, dst: u64) -> Result<Vec<(u64, String, f32)>, EdgeListError> {
     let name = path.display().to_string();
-    let mut lines = Vec::new();
+    let mut rows = Vec::new();
     for_each_edge(
         open_text(path)?,
         &name,
         Format::from_path(path),
-        |s, d, _, _, line| {
+        |s, d, label, weight, line| {
             if (s, d) == (src, dst) {
-                lines.push(line);
+                rows.push((line, label.to_string(), weight));
             }
         },
     )?;
-    Ok(lines)
+    Ok(rows)
 }
 
 /// Calls `edge(src, dst, label, weight, line)` for each edge row of `reader`.
@@ -765,7 +782,7 @@ impl CsvLine {
                 let mut i = 0;
                 loop {
                     match (quoted.get(i), quoted.get(i + 1)) {
-                        (None, _) => return Err(LineError::BadQuotes),
+                        (None, _) => return Err(LineError::UnclosedQuote),
                         (Some(b'"'), Some(b'"')) => {
                             self.bytes.push(b'"');
                             i += 2;
@@ -1191,6 +1208,30 @@ mod tests {
         assert_eq!(EdgeList::new().sorted(), EdgeList::new());
     }
 
+    /// Each line named with what it says, whatever the order the sorted rows put them in.
+    #[test]
+    fn a_conflict_names_each_line_with_its_own_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("two.csv");
+        std::fs::write(&file, "1,2,b\n1,2,b\n3,4\n1,2,\n1,2,a,2\n").unwrap();
+        let list = read_edge_list(&file).unwrap().sorted();
+        let error = list.conflict_error(&file).unwrap();
+        assert!(
+            error.ends_with(
+                "lines 1, 2, 4, 5 give the edge 1 → 2 two ways: line 1 label `b` and weight 1, \
+                 line 4 no label and weight 1; an edge has one label and one weight"
+            ),
+            "{error}"
+        );
+        // From a file that cannot be read again: the values alone.
+        std::fs::remove_file(&file).unwrap();
+        let error = list.conflict_error(&file).unwrap();
+        assert!(
+            error.contains("its lines give the edge 1 → 2 two ways: no label and weight 1 and "),
+            "{error}"
+        );
+    }
+
     fn parse(text: &str, format: Format) -> Result<EdgeList, EdgeListError> {
         parse_edge_list(text.as_bytes(), "test.txt", format)
     }
@@ -1325,6 +1366,7 @@ mod tests {
         );
         // -0 is the weight 0: one edge, not two that disagree.
         let zeros = parse("1,2,,0\n1,2,,-0\n", Format::Csv).unwrap().sorted();
+        assert_eq!(zeros.conflict_error(Path::new("unread.csv")), None);
         assert_eq!((zeros.len(), zeros.first_conflict()), (1, None));
         // A SNAP file has no label or weight columns.
         let (_, problem, _) = line_error("1 2 road\n", Format::Snap);
@@ -1349,13 +1391,16 @@ mod tests {
         let got = parse_vertex_labels("1,\" person \"\n2,city \n".as_bytes(), "v.csv").unwrap();
         assert_eq!(got.label_names, [" person ", "city"]);
         // Quotes out of place are refused, not read somehow.
-        for bad in ["\"1\"2,3\n", "1,2,\"ab\"c\n", "1,2,\"abc\n", "1,2,a\"b\n"] {
+        for bad in ["\"1\"2,3\n", "1,2,\"ab\"c\n", "1,2,a\"b\n"] {
             assert_eq!(
                 line_error(bad, Format::Csv).1,
                 LineError::BadQuotes,
                 "{bad:?}"
             );
         }
+        // A line break inside quotes is a quote the line does not close.
+        let (line, problem, _) = line_error("1,2,x\n1,2,\"a\nb\",1\n", Format::Csv);
+        assert_eq!((line, problem), (2, LineError::UnclosedQuote));
         assert_eq!(
             rows(&parse("\"1\" ,\"2\"  ,\n", Format::Csv).unwrap()),
             [(1, 2)]

@@ -679,7 +679,7 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
     );
     let err = cli.fails(&["load", &two]);
     assert!(
-        err.contains("lines 2, 4, 5 give the edge 10 → 11 both label `road` and weight 1 and label `rail` and weight 1")
+        err.contains("lines 2, 4, 5 give the edge 10 → 11 two ways: line 2 label `road` and weight 1, line 4 label `rail` and weight 1;")
             && err.contains("Nothing was sent")
             && !err.contains("also given two ways"),
         "{err}"
