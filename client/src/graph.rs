@@ -164,6 +164,9 @@ pub struct LoadOutcome {
 /// How far a load has come, as [`GraphDb::load_with`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadProgress {
+    /// The load is a bulk load, begun (or found under way): until it finishes, the graph
+    /// answers no queries.
+    BulkLoad,
     /// Edges acknowledged so far.
     Edges(usize),
     /// A bulk load's vertex rows are written for every id below `below`, of ids up to `last`.
@@ -911,6 +914,9 @@ impl GraphDb {
         if bulk && info.bulk_load.is_none() {
             self.begin_bulk_load().map_err(|e| failed(0, 0, e))?;
             succeeded += 1;
+        }
+        if bulk {
+            progress(LoadProgress::BulkLoad);
         }
         // Calls whose answer was lost: each may have committed, and bumped the version.
         let mut unknown = 0u64;

@@ -389,6 +389,7 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no --resume-from hint in: {err}"));
+    assert!(err.contains("`graph finish-load` ends it"), "{err}");
 
     host.relaunch();
     let stored = db.info().unwrap().edges as usize;
@@ -988,7 +989,12 @@ fn an_interrupted_load_says_where_to_resume() {
         "{at} {stored}: {stderr}"
     );
     // The load into the empty graph was a bulk load: until it is finished, queries and
-    // removals are refused in words that say how to finish it.
+    // removals are refused in words that say how to finish it, as the hint said.
+    assert!(
+        stderr.contains("the graph answers no queries")
+            && stderr.contains("`graph finish-load` ends it"),
+        "{stderr}"
+    );
     assert!(cli.json(&["stats"])["bulk_load"].is_object());
     let stats = String::from_utf8_lossy(&cli.run(&["stats"]).stdout).into_owned();
     assert!(stats.contains("graph finish-load"), "{stats}");

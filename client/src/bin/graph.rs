@@ -19,7 +19,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// `println!`, except that a closed stdout (`graph bfs 1 | head`) ends the command quietly,
@@ -469,6 +469,18 @@ fn resume_text(at: usize) -> String {
     }
 }
 
+/// What an interrupted load leaves if it was a bulk load (`bulk`): a graph that answers no
+/// queries until the load is finished.
+fn bulk_text(bulk: bool) -> &'static str {
+    match bulk {
+        true => {
+            ". Until then the graph answers no queries (a bulk load is under way): loading \
+             again finishes it, or `graph finish-load` ends it with the edges stored so far"
+        }
+        false => "",
+    }
+}
+
 /// `list` with a space before each entry: nothing for an empty list.
 fn spaced(list: &[String]) -> String {
     list.iter().map(|v| format!(" {v}")).collect()
@@ -686,19 +698,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "note: --in-flight {in_flight} applies to the WebSocket; over HTTP one call is out at a time"
                 );
             }
-            // Edges the server acknowledged so far, for the hint a Ctrl-C prints.
+            // Edges the server acknowledged so far, and whether a bulk load is under way, for
+            // the hint a Ctrl-C prints.
             let acknowledged = Arc::new(AtomicUsize::new(skip));
-            let on_interrupt = acknowledged.clone();
+            let bulk = Arc::new(AtomicBool::new(false));
+            let (on_interrupt, bulk_on_interrupt) = (acknowledged.clone(), bulk.clone());
             ctrlc::set_handler(move || {
                 let at = on_interrupt.load(Ordering::SeqCst);
                 eprintln!(
-                    "\ninterrupted: {}; re-run the same command (loading is idempotent){}",
+                    "\ninterrupted: {}; re-run the same command (loading is idempotent){}{}",
                     acknowledged_text(at, total),
-                    resume_text(at)
+                    resume_text(at),
+                    bulk_text(bulk_on_interrupt.load(Ordering::SeqCst)),
                 );
                 std::process::exit(130);
             })?;
             let result = db.load_with(&rest, plan, |progress| match progress {
+                LoadProgress::BulkLoad => bulk.store(true, Ordering::SeqCst),
                 LoadProgress::Edges(acked) => {
                     acknowledged.store(skip + acked, Ordering::SeqCst);
                     bar.set_position((skip + acked) as u64)
@@ -734,10 +750,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         ),
                     };
                     anyhow::bail!(
-                        "{lost}{}\n{}; {next}{}",
+                        "{lost}{}\n{}; {next}{}{}",
                         e.source,
                         acknowledged_text(at, total),
-                        resume_text(at)
+                        resume_text(at),
+                        bulk_text(bulk.load(Ordering::SeqCst)),
                     );
                 }
             };
