@@ -81,13 +81,17 @@ impl Drop for CallerRuntime {
     }
 }
 
-/// Marks a connection down when dropped: when the task that processes its messages ends,
-/// however it ends.
-struct Down(Arc<AtomicBool>);
+/// Marks a connection down, and the task that processes its messages ended, when dropped: when
+/// that task ends, however it ends.
+struct Down {
+    up: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
+}
 
 impl Drop for Down {
     fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
+        self.up.store(false, Ordering::Release);
+        self.ended.store(true, Ordering::Release);
     }
 }
 
@@ -123,6 +127,25 @@ pub struct WsError {
     pub url: String,
     pub database: String,
     pub message: String,
+}
+
+/// Keeps quiet the panic of 2.14's SDK when it sends a call on a socket that has just closed (a
+/// server stopping while calls are out): its message task ends, the connection counts as down,
+/// and the calls waiting on it fail with an error that says so, so the panic's message and
+/// backtrace would only add alarm. Every other panic is reported as before. For programs such
+/// as the `graph` CLI; a library leaves the panic hook to its application.
+pub fn quiet_sdk_send_panics() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = (info.payload().downcast_ref::<String>().map(String::as_str))
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.contains("WS sender loop has dropped its recv channel") {
+            log::debug!("the SDK's connection task ended: {message}");
+            return;
+        }
+        report(info)
+    }));
 }
 
 /// The runtime that runs the socket I/O and the message processing of every connection this
@@ -173,13 +196,22 @@ struct Live {
     /// Shared with the task that processes its messages ([`process_messages`]).
     conn: Arc<DbConnection>,
     up: Arc<AtomicBool>,
+    /// Whether the task that processes its messages has ended.
+    ended: Arc<AtomicBool>,
     /// The runtime that runs the connection's tasks when its callers drive it.
     caller_runtime: Option<Arc<CallerRuntime>>,
 }
 
 impl Drop for Live {
     fn drop(&mut self) {
-        let _ = self.conn.disconnect();
+        // Once the task has ended there is no one to close the connection, and the SDK's state
+        // may be poisoned: 2.14's task panics, holding a lock, when it sends a call on a socket
+        // that has just closed (a server stopping under a load with calls in flight). The catch
+        // is for that panic landing between the check and the call.
+        if self.ended.load(Ordering::Acquire) {
+            return;
+        }
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.conn.disconnect()));
         // The disconnection happens as the connection's task processes it: drive it briefly,
         // so that the server sees the socket closed now (unless this is async code).
         if let Some(runtime) = &self.caller_runtime
@@ -284,7 +316,11 @@ impl WsLink {
         if let Some(confirmed) = self.confirmed {
             builder = builder.with_confirmed_reads(confirmed);
         }
-        let down = Down(up.clone());
+        let ended = Arc::new(AtomicBool::new(false));
+        let down = Down {
+            up: up.clone(),
+            ended: ended.clone(),
+        };
         let conn = match &self.caller_runtime {
             Some(runtime) => self.open_driven(runtime.get(), builder, down, &connected)?,
             None => self.open_in_background(builder, down)?,
@@ -292,6 +328,7 @@ impl WsLink {
         let live = Arc::new(Live {
             conn,
             up,
+            ended,
             caller_runtime: self.caller_runtime.clone(),
         });
         *slot = Some(live.clone());
@@ -352,6 +389,9 @@ impl WsLink {
                 io_runtime().spawn(process_messages(conn.clone(), down));
             }
             None => {
+                // The SDK's own thread processes the messages, and its end is not seen: the
+                // connection counts as up until the SDK reports it closed.
+                std::mem::forget(down);
                 conn.run_threaded();
             }
         }
@@ -537,6 +577,14 @@ impl Lost {
 
 /// A request the server answered with an error of its own (not the function's).
 fn internal(what: &str, message: String) -> ClientError {
+    // 2.14's whole message for a call that reached a database its server had shut down.
+    let message = match message.as_str() {
+        "no such module" => format!(
+            "the database was shut down: its server is stopping, or replacing the module \
+             ({message})"
+        ),
+        _ => message,
+    };
     ClientError::Internal {
         function: what.to_string(),
         message,

@@ -211,6 +211,31 @@ fn a_websocket_client_survives_a_host_restart() {
     assert_eq!(db.info().unwrap().edges, 2);
 }
 
+/// Called from inside a Tokio runtime (an application's own), the client runs the SDK's
+/// message thread and keeps one connection for all its calls: it used to count that connection
+/// down as soon as it opened, and opened a new one for every call.
+#[test]
+fn calls_from_inside_a_runtime_keep_their_connection() {
+    let host = TestHost::start();
+    let db = GraphDb::websocket(host.publish_module("graph"), "graph", None);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        db.add_edges(&[1, 1], &[2, 3]).unwrap();
+        let connection = db.ws_connection().unwrap().unwrap();
+        let first = connection.try_connection_id();
+        for _ in 0..3 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            assert_eq!(db.neighbor_count(1, Direction::Out).unwrap().value.count, 2);
+        }
+        assert!(connection.is_up());
+        let now = db.ws_connection().unwrap().unwrap().try_connection_id();
+        assert!(first.is_some() && now == first, "{first:?} then {now:?}");
+    });
+}
+
 /// A connection driven by its callers reads nothing between calls, so the host closes it once
 /// it has been silent for the idle timeout. The next call notices before it sends anything
 /// and opens a new connection, so that even a write (never sent twice) goes through once;

@@ -538,6 +538,7 @@ fn closed_stdout(e: &anyhow::Error) -> bool {
 }
 
 fn main() -> ExitCode {
+    graph_client::ws::quiet_sdk_send_panics();
     let mut cli = Cli::parse();
     // An empty GRAPH_TOKEN (or --token "") means no token, as an unset one does: sent, it
     // was refused as a malformed token.
