@@ -389,10 +389,13 @@ impl WsLink {
                 io_runtime().spawn(process_messages(conn.clone(), down));
             }
             None => {
-                // The SDK's own thread processes the messages, and its end is not seen: the
-                // connection counts as up until the SDK reports it closed.
-                std::mem::forget(down);
-                conn.run_threaded();
+                // The SDK's own thread processes the messages; the connection is down once
+                // that thread ends, however it ends (it panics on a socket that has just closed).
+                let thread = conn.run_threaded();
+                std::thread::spawn(move || {
+                    let _ = thread.join();
+                    drop(down);
+                });
             }
         }
         Ok(conn)
