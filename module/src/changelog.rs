@@ -241,9 +241,9 @@ pub fn renewal_due(hold: Option<&LogHold>, now: Timestamp) -> bool {
 /// (`new`: its first call) takes a hold of its own, recording `bound`, the largest vertex id at
 /// `version` (or above it), so that another reader of `holder`'s at the same version, ending,
 /// cannot drop it; later calls renew all of `holder`'s holds after `version` (its readers there
-/// renew them together, and each one's end drops one), or take one if they have none. Nothing
-/// if the log no longer covers `version` (its reader is refused anyway), and `holder`'s holds
-/// there are dropped.
+/// renew them together, and each one's end drops one), or take one if they have none. No new
+/// hold if the log no longer covers `version`: one there holds nothing, but a hold kept
+/// renewed still tells the export's end that others read that version (see [`release`]).
 pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timestamp, new: bool) {
     let holds = db.log_hold();
     let expires =
@@ -251,11 +251,11 @@ pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timesta
     let covered = covers_after(db) <= version;
     let mut renewed = false;
     for mut h in holds.iter().collect::<Vec<_>>() {
-        if h.version == version && h.holder == holder && covered {
+        if h.version == version && h.holder == holder {
             renewed = true;
             h.expires = expires;
             holds.id().update(h);
-        } else if (h.version == version && h.holder == holder) || !not_lapsed(&h, now) {
+        } else if !not_lapsed(&h, now) {
             holds.id().delete(h.id);
         }
     }
@@ -271,14 +271,15 @@ pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timesta
 }
 
 /// Drops one of `holder`'s holds after `version`, if it has any: one of its readers there is
-/// done. Returns whether any hold after `version` is still in force at `now` (another reader's),
-/// which may then want what this one kept.
+/// done. Returns whether any hold after `version` has not lapsed at `now` (another reader's,
+/// covered by the log or not: an instance's state may carry it past the log), which may then
+/// want what this one kept.
 pub fn release(db: &Local, version: u64, holder: Identity, now: Timestamp) -> bool {
     let holds = db.log_hold();
     if let Some(h) = held(db, version, holder) {
         holds.id().delete(h.id);
     }
-    (holds_in_force(db, covers_after(db), now).iter()).any(|h| h.version == version)
+    (holds.iter()).any(|h| h.version == version && not_lapsed(&h, now))
 }
 
 /// Logged changes a reader that catches up through the log (a snapshot, an export's pin) aims
