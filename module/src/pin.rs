@@ -74,15 +74,7 @@ impl Pin {
         match changelog::read(db, self.seen + 1..=now) {
             Some(changes) => {
                 let read = changes.len() as u64;
-                let mut vertices_changed = false;
-                for change in changes {
-                    vertices_changed |=
-                        matches!(change, Change::InsertVertex(_) | Change::RemoveVertex(_));
-                    self.note(change);
-                }
-                if vertices_changed {
-                    self.list_removed();
-                }
+                self.take_in(changes);
                 self.seen = now;
                 read
             }
@@ -104,22 +96,42 @@ impl Pin {
         }
     }
 
+    /// Takes in `changes`, ordered by version and in any order within one (the log keeps the
+    /// changes of a version as a set).
+    fn take_in(&mut self, changes: Vec<Change>) {
+        let mut vertices_changed = Vec::new();
+        for change in changes {
+            if let Change::InsertVertex(v) | Change::RemoveVertex(v) = change {
+                vertices_changed.push(v);
+            }
+            self.note(change);
+        }
+        if vertices_changed.is_empty() {
+            return;
+        }
+        // Only the labels of vertices that existed at the pinned version matter. A vertex
+        // created since may have been relabelled before its insertion was noted, or after its
+        // removal (one version's changes come in any order): forget those labels here.
+        for v in vertices_changed {
+            if self.vertices.get(&v).is_none_or(|p| !p.then) {
+                self.labels.remove(&v);
+            }
+        }
+        self.list_removed();
+    }
+
     fn note(&mut self, change: Change) {
         match change {
             Change::InsertArc { src, dst, .. } => self.note_arc(src, dst, None),
             Change::RemoveArc { src, dst, attrs } => self.note_arc(src, dst, Some(attrs)),
-            Change::InsertVertex(v) => {
-                note(&mut self.vertices, v, true);
-            }
-            Change::RemoveVertex(v) => {
-                if note(&mut self.vertices, v, false) {
-                    // Created since and gone again: its labels since are no concern either.
-                    self.labels.remove(&v);
-                }
-            }
+            Change::InsertVertex(v) => note(&mut self.vertices, v, true),
+            Change::RemoveVertex(v) => note(&mut self.vertices, v, false),
             Change::RelabelVertex { v, from, .. } => {
-                // The first relabelling since the pinned version says what it was then.
-                self.labels.entry(v).or_insert(from);
+                // The first relabelling since the pinned version says what the label was then,
+                // unless the vertex did not exist then.
+                if self.vertices.get(&v).is_none_or(|p| p.then) {
+                    self.labels.entry(v).or_insert(from);
+                }
             }
         }
     }
@@ -277,24 +289,23 @@ impl Pin {
 
 /// Records that `key` exists `now`; the first change of a key tells whether it existed at the
 /// pinned version (only changes that took effect are logged). A key created since and gone
-/// again is forgotten: returns whether it was.
-fn note<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Presence>, key: K, now: bool) -> bool {
+/// again is forgotten.
+fn note<K: std::hash::Hash + Eq>(map: &mut HashMap<K, Presence>, key: K, now: bool) {
     match map.entry(key) {
         Entry::Occupied(e) if !e.get().then && !now => {
             e.remove();
-            return true;
         }
         Entry::Occupied(mut e) => e.get_mut().now = now,
         Entry::Vacant(e) => {
             e.insert(Presence { then: !now, now });
         }
     }
-    false
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::seq::SliceRandom;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::BTreeMap;
@@ -333,41 +344,66 @@ mod tests {
             let (mut now, mut vertices_now) = (then.clone(), vertices_then.clone());
             let mut labels_now = labels_then.clone();
             let mut pin = Pin::new(0);
+            // Writes, each one version, as the reducers log them; the pin takes in a few versions
+            // at a time, each version's changes in any order.
+            let mut versions: Vec<Vec<Change>> = Vec::new();
             for _ in 0..rng.gen_range(0..200) {
                 let arc = (rng.gen_range(0..n), rng.gen_range(0..n));
                 let v = rng.gen_range(0..n);
-                let change = match (rng.gen_range(0..5), now.get(&arc)) {
+                let mut version = Vec::new();
+                match (rng.gen_range(0..5), now.get(&arc)) {
                     (0, _) if vertices_now[v as usize] => {
-                        // As `remove_vertex` logs it: its label goes first.
+                        // `remove_vertex`: its arcs, its label, itself.
+                        let touching: Vec<_> = (now.keys())
+                            .filter(|a| a.0 == v || a.1 == v)
+                            .copied()
+                            .collect();
+                        for (src, dst) in touching {
+                            let attrs = now.remove(&(src, dst)).unwrap();
+                            version.push(Change::RemoveArc { src, dst, attrs });
+                        }
                         let from = std::mem::take(&mut labels_now[v as usize]);
-                        pin.note(Change::RelabelVertex { v, from, to: 0 });
+                        if from != 0 {
+                            version.push(Change::RelabelVertex { v, from, to: 0 });
+                        }
                         vertices_now[v as usize] = false;
-                        Change::RemoveVertex(v)
+                        version.push(Change::RemoveVertex(v));
+                    }
+                    (1, _) => {
+                        // `set_vertex_labels`: creates the vertex if need be.
+                        if !vertices_now[v as usize] {
+                            vertices_now[v as usize] = true;
+                            version.push(Change::InsertVertex(v));
+                        }
+                        let to = rng.gen_range(0..3);
+                        let from = std::mem::replace(&mut labels_now[v as usize], to);
+                        if from != to {
+                            version.push(Change::RelabelVertex { v, from, to });
+                        }
                     }
                     (0, _) => {
                         vertices_now[v as usize] = true;
-                        Change::InsertVertex(v)
-                    }
-                    (1, _) if vertices_now[v as usize] => {
-                        let to = rng.gen_range(0..3);
-                        let from = std::mem::replace(&mut labels_now[v as usize], to);
-                        Change::RelabelVertex { v, from, to }
+                        version.push(Change::InsertVertex(v));
                     }
                     (_, Some(&attrs)) => {
                         now.remove(&arc);
                         let (src, dst) = arc;
-                        Change::RemoveArc { src, dst, attrs }
+                        version.push(Change::RemoveArc { src, dst, attrs });
                     }
                     (_, None) => {
                         let a = attrs(&mut rng);
                         now.insert(arc, a);
                         let (src, dst) = arc;
-                        Change::InsertArc { src, dst, attrs: a }
+                        version.push(Change::InsertArc { src, dst, attrs: a });
                     }
-                };
-                pin.note(change);
+                }
+                version.shuffle(&mut rng);
+                versions.push(version);
             }
-            pin.list_removed();
+            while !versions.is_empty() {
+                let batch = versions.len().min(rng.gen_range(1..5));
+                pin.take_in(versions.drain(..batch).flatten().collect());
+            }
             for v in 0..n {
                 for dir in [Direction::Out, Direction::In, Direction::Both] {
                     let got = pin.degree(v, dir, degree(&now, v, dir));
@@ -417,8 +453,11 @@ mod tests {
                 .sum();
             assert_eq!(listed, kept, "seed {seed}");
             assert!(pin.vertices.values().all(|p| p.then || p.now));
-            let relevant = |v: u64| vertices_then[v as usize] || vertices_now[v as usize];
-            assert!(pin.labels.keys().all(|&v| relevant(v)), "seed {seed}");
+            // Labels are kept only for vertices that existed at the pinned version.
+            assert!(
+                pin.labels.keys().all(|&v| vertices_then[v as usize]),
+                "seed {seed}"
+            );
         }
     }
 }
