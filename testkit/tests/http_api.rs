@@ -435,6 +435,17 @@ fn updates_that_break_clients_need_the_pre_publish_token() {
     assert_eq!(pre_publish(&stranger, "conf", module_wasm()).0, 403);
     assert_eq!(pre_publish(&owner, "no-such-db", module_wasm()).0, 404);
     assert_eq!(pre_publish(&owner, "conf", b"not wasm".to_vec()).0, 400);
+    // A module past the 2 MiB body limit of calls (here one with a 3 MiB custom section, as a
+    // debug build's names can make it): `pre_publish` takes it, like publishing does.
+    let mut large = conformance_wasm();
+    let payload = 3 << 20;
+    large.push(0); // custom section
+    leb128(&mut large, 1 + 3 + payload); // its name ("pad", with its length) and payload
+    large.push(3);
+    large.extend_from_slice(b"pad");
+    large.resize(large.len() + payload, 0);
+    let (status, body) = pre_publish(&owner, "conf", large);
+    assert_eq!(status, 200, "{body}");
 
     // Refused without the policy, without the token and with the wrong one; the module stays.
     for query in [
@@ -465,4 +476,17 @@ fn updates_that_break_clients_need_the_pre_publish_token() {
     host.crash();
     host.relaunch();
     assert_eq!(notes(&owner), Vec::<Value>::new());
+}
+
+/// Appends `n` as unsigned LEB128, the integer encoding of wasm.
+fn leb128(out: &mut Vec<u8>, mut n: usize) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
 }

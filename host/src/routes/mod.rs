@@ -43,9 +43,9 @@ pub struct App {
 
 /// The `/v1` router.
 pub fn router(app: Arc<App>) -> Router {
-    // Publishing has no body limit (modules are large); every other route keeps axum's default
-    // 2 MiB limit and its 413, exactly as the official server is configured, with a body that
-    // names the limit.
+    // Publishing and `pre_publish` (both take a module) have no body limit; every other route
+    // keeps axum's default 2 MiB limit and its 413, exactly as the official server is
+    // configured, with a body that names the limit.
     let database = Router::new()
         .route(
             "/",
@@ -61,7 +61,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/{name_or_identity}/sql", post(database::sql))
         .route(
             "/{name_or_identity}/pre_publish",
-            post(database::pre_publish),
+            post(database::pre_publish).layer(DefaultBodyLimit::disable()),
         )
         .route("/{name_or_identity}/logs", get(database::logs))
         .route("/{name_or_identity}/schema", get(database::schema))
