@@ -220,12 +220,10 @@ pub fn info(db: &Local, version: u64, now: Timestamp) -> ChangeLogInfo {
     }
 }
 
-/// Of `holder`'s holds after `version` (one per reader of that version it runs), lapsed or not,
-/// the one that lapses first, if it has any.
-pub fn held(db: &Local, version: u64, holder: Identity) -> Option<LogHold> {
-    (db.log_hold().iter())
-        .filter(|h| h.version == version && h.holder == holder)
-        .min_by_key(|h| h.expires)
+/// Hold `id`, lapsed or not, if it is still there and is `holder`'s after `version` (a reader
+/// names the hold it was given; a name that is not its own is no hold).
+pub fn held(db: &Local, id: u64, version: u64, holder: Identity) -> Option<LogHold> {
+    (db.log_hold().id().find(id)).filter(|h| h.version == version && h.holder == holder)
 }
 
 /// Whether the holder of `hold` should call [`hold`] at `now` to keep reading: it holds nothing
@@ -237,47 +235,57 @@ pub fn renewal_due(hold: Option<&LogHold>, now: Timestamp) -> bool {
 }
 
 /// Makes writes keep every change after `version` in the log for [`HOLD_TTL_US`] from `now` (up
-/// to [`HELD_LOG_LIMIT`] changes), for `holder`, and drops holds that lapsed. A new reader
-/// (`new`: its first call) takes a hold of its own, recording `bound`, the largest vertex id at
-/// `version` (or above it), so that another reader of `holder`'s at the same version, ending,
-/// cannot drop it; later calls renew all of `holder`'s holds after `version` (its readers there
-/// renew them together, and each one's end drops one), or take one if they have none. No new
-/// hold if the log no longer covers `version`: one there holds nothing, but a hold kept
-/// renewed still tells the export's end that others read that version (see [`release`]).
-pub fn hold(db: &Local, version: u64, holder: Identity, bound: u64, now: Timestamp, new: bool) {
+/// to [`HELD_LOG_LIMIT`] changes), for `holder`'s reader whose hold is `id` (0: none yet), and
+/// drops the holds that lapsed. Returns the reader's hold: `id` renewed if it is still there
+/// (see [`held`]), else a new one recording `bound`, the largest vertex id at `version` (or
+/// above it), or 0 if the log no longer covers `version`: a new hold there would hold nothing,
+/// but one kept renewed still tells the export's end that others read that version (see
+/// [`release`]). Each reader has a hold of its own, so that another's end cannot drop it.
+pub fn hold(
+    db: &Local,
+    id: u64,
+    version: u64,
+    holder: Identity,
+    bound: u64,
+    now: Timestamp,
+) -> u64 {
     let holds = db.log_hold();
     let expires =
         Timestamp::from_micros_since_unix_epoch(now.to_micros_since_unix_epoch() + HOLD_TTL_US);
-    let covered = covers_after(db) <= version;
-    let mut renewed = false;
-    for mut h in holds.iter().collect::<Vec<_>>() {
-        if h.version == version && h.holder == holder {
-            renewed = true;
-            h.expires = expires;
-            holds.id().update(h);
-        } else if !not_lapsed(&h, now) {
+    let own = held(db, id, version, holder);
+    for h in holds
+        .iter()
+        .filter(|h| !not_lapsed(h, now))
+        .collect::<Vec<_>>()
+    {
+        if Some(h.id) != own.map(|o| o.id) {
             holds.id().delete(h.id);
         }
     }
-    if covered && (new || !renewed) {
-        holds.insert(LogHold {
-            id: 0,
-            version,
-            holder,
-            expires,
-            bound,
-        });
+    match own {
+        Some(h) => holds.id().update(LogHold { expires, ..h }).id,
+        None if covers_after(db) <= version => {
+            (holds.insert(LogHold {
+                id: 0,
+                version,
+                holder,
+                expires,
+                bound,
+            }))
+            .id
+        }
+        None => 0,
     }
 }
 
-/// Drops one of `holder`'s holds after `version`, if it has any: one of its readers there is
-/// done. Returns whether any hold after `version` has not lapsed at `now` (another reader's,
+/// Drops `holder`'s hold `id` after `version`, if it is still there (see [`held`]): its reader
+/// is done. Returns whether any hold after `version` has not lapsed at `now` (another reader's,
 /// covered by the log or not: an instance's state may carry it past the log), which may then
 /// want what this one kept.
-pub fn release(db: &Local, version: u64, holder: Identity, now: Timestamp) -> bool {
+pub fn release(db: &Local, id: u64, version: u64, holder: Identity, now: Timestamp) -> bool {
     let holds = db.log_hold();
-    if let Some(h) = held(db, version, holder) {
-        holds.id().delete(h.id);
+    if held(db, id, version, holder).is_some() {
+        holds.id().delete(id);
     }
     (holds.iter()).any(|h| h.version == version && not_lapsed(&h, now))
 }

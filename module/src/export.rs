@@ -12,7 +12,7 @@
 //!
 //! So that the log still covers it after a long export under heavy writes, an export *holds*
 //! the log from its version on (see [`changelog::hold`]): its first page takes the hold, later
-//! ones renew it, the last one drops it. And so that a page does not undo everything written
+//! ones renew it, the last one drops it (the cursor names the hold). And so that a page does not undo everything written
 //! since the export began, each instance keeps the pins of the exports it served lately and
 //! brings them forward by the changes since their last page.
 
@@ -85,11 +85,15 @@ pub struct ExportedEdge {
 /// Where a page ends: after vertex id `vertex`, whose out-edges it has all given (`neighbor`
 /// `None`), or those up to the one to `neighbor` (the next page goes on with the others).
 /// `vertex` is the last vertex listed, or the last id read when the page stopped among ids
-/// that were no vertices at the export's version.
+/// that were no vertices at the export's version. `hold` names the export's hold on the change
+/// log (0: none), which the next pages renew and the last one drops: hand the cursor back as it
+/// came, and a page sent twice (a call resent after a dropped connection) renews or drops that
+/// hold only, never another export's.
 #[derive(SpacetimeType, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExportCursor {
     pub vertex: u64,
     pub neighbor: Option<u64>,
+    pub hold: u64,
 }
 
 #[derive(SpacetimeType, Debug, Clone, PartialEq)]
@@ -127,6 +131,8 @@ pub fn export_page(
     } as usize;
     let holder = ctx.sender();
     let first = version.is_none();
+    // This export's hold, if it has one.
+    let hold_id = after.map_or(0, |c| c.hold);
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let pin: RefCell<Option<Pin>> = RefCell::new(None);
     // Whether the pin came from this instance's kept ones (another export's, if this is the
@@ -164,11 +170,11 @@ pub fn export_page(
             }
             // No vertex of the pinned version lies beyond the largest id the graph had then:
             // the hold recorded it, and the first page reads it now; else the largest id now.
-            let held = changelog::held(&tx.db, version, holder);
+            let held = changelog::held(&tx.db, hold_id, version, holder);
             let bound = held.map_or(meta(&tx.db).max_vertex_id, |h| h.bound);
             let (page, rows_read) = Page::read(&tx.db, pin, after, limit, bound);
             let hold_due = first || changelog::renewal_due(held.as_ref(), tx.timestamp);
-            Ok(Step::Read(page, rows_read, hold_due.then_some(bound)))
+            Ok(Step::Read(Box::new(page), rows_read, hold_due.then_some(bound)))
         });
         let step = match step {
             Ok(step) => step,
@@ -181,26 +187,30 @@ pub fn export_page(
             }
         };
         match step {
-            Step::Read(page, rows_read, hold) => break (page, rows_read, hold),
+            Step::Read(page, rows_read, hold) => break (*page, rows_read, hold),
             Step::Behind { followed } => versions
                 .set((versions.get()).map(|span| changelog::next_catch_up_span(span, followed))),
         }
     };
     let pin = pin.into_inner().expect("the page's transaction had a pin");
     let version = page.version;
-    let keep = if page.next.is_none() {
+    let keep = match &mut page.next {
         // The last page. A one-page export never held the log, and keeps the pin it found
         // (another export's); a longer one drops its hold, and keeps the pin for the exports
         // that still hold the log at its version.
-        match first {
-            true => kept.get(),
-            false => runner.write(|tx| changelog::release(&tx.db, version, holder, tx.timestamp)),
+        None if first => kept.get(),
+        None => {
+            runner.write(|tx| changelog::release(&tx.db, hold_id, version, holder, tx.timestamp))
         }
-    } else {
-        if let Some(bound) = hold {
-            runner.write(|tx| changelog::hold(&tx.db, version, holder, bound, tx.timestamp, first));
+        Some(next) => {
+            next.hold = match hold {
+                Some(bound) => runner.write(|tx| {
+                    changelog::hold(&tx.db, hold_id, version, holder, bound, tx.timestamp)
+                }),
+                None => hold_id,
+            };
+            true
         }
-        true
     };
     if keep {
         keep_pin(pin, runner.now_us());
@@ -218,7 +228,7 @@ pub fn export_page(
 /// the log with if the caller's hold is due).
 enum Step {
     Behind { followed: u64 },
-    Read(ExportPage, u64, Option<u64>),
+    Read(Box<ExportPage>, u64, Option<u64>),
 }
 
 /// A page being read, at the pinned version.
@@ -319,6 +329,7 @@ impl<'a> Page<'a> {
         let complete = |vertex| ExportCursor {
             vertex,
             neighbor: None,
+            hold: 0,
         };
         // The listed vertices whose whole lists the page holds: read at the end, in one range.
         let mut whole: Option<(u64, u64)> = None;
@@ -446,6 +457,7 @@ impl<'a> Page<'a> {
             true => taken.last().map(|n| ExportCursor {
                 vertex: v,
                 neighbor: Some(n.id),
+                hold: 0,
             }),
             false => None,
         };

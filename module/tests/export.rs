@@ -226,6 +226,7 @@ fn an_export_gives_back_the_graph_at_any_page_size() {
         let end = Some(ExportCursor {
             vertex: u64::MAX,
             neighbor,
+            hold: 0,
         });
         let page = http.export_page(None, end, 5).unwrap().value;
         assert!(page.vertices.is_empty() && page.edges.is_empty() && page.next.is_none());
@@ -574,6 +575,56 @@ fn exports_of_one_version_keep_their_own_holds_and_share_their_pin() {
             .value;
         assert!(next.stats.transactions <= 2, "{:?}", next.stats);
     }
+}
+
+/// A page sent twice, as a call resent after a dropped connection is, renews or drops its own
+/// export's hold only: a last page sent again used to drop another export's hold of the same
+/// caller's, and a page that names a hold not its caller's leaves it alone.
+#[test]
+fn a_page_sent_twice_touches_its_own_hold_only() {
+    let host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    let other = GraphDb::new(host.client().1, "graph");
+    let path = path(&db);
+    let holds = || db.graph_info().unwrap().change_log.holds;
+    // Two exports of the owner's at one version, and one of another identity's.
+    let firsts = [&db, &db, &other].map(|db| db.export_page(None, None, 4_000).unwrap().value);
+    let version = firsts[0].version;
+    let ids: Vec<u64> = firsts
+        .iter()
+        .map(|p| p.next.as_ref().unwrap().hold)
+        .collect();
+    let mut listed: Vec<u64> = holds().iter().map(|h| h.id).collect();
+    listed.sort_unstable();
+    assert_eq!(
+        listed, ids,
+        "each export has its own hold, named by its cursor"
+    );
+    // The first export to its end, each page sent twice.
+    let mut pages = vec![firsts[0].clone()];
+    while let Some(after) = pages.last().unwrap().next.clone() {
+        let page =
+            |db: &GraphDb| (db.export_page(Some(version), Some(after.clone()), 4_000)).unwrap();
+        let (once, twice) = (page(&db).value, page(&db).value);
+        assert_eq!(
+            (&once.vertices, &once.edges),
+            (&twice.vertices, &twice.edges)
+        );
+        assert_eq!(once.next, twice.next, "the same hold, renewed");
+        pages.push(once);
+    }
+    assert_eq!(collect(&pages, 4_000), path);
+    let left: Vec<u64> = holds().iter().map(|h| h.id).collect();
+    assert_eq!(
+        left,
+        &ids[1..],
+        "the second export's hold and the other identity's are left"
+    );
+    // The other identity's cursor sent by the owner, to the end: its hold stays.
+    let last = pages[pages.len() - 2].next.clone();
+    let theirs = last.map(|c| ExportCursor { hold: ids[2], ..c });
+    db.export_page(Some(version), theirs, 4_000).unwrap();
+    assert!(holds().iter().any(|h| h.id == ids[2]), "{:?}", holds());
 }
 
 #[test]

@@ -11,6 +11,7 @@ use spacetimedb_sdk::__codegen::{self as __sdk, __lib, __sats, __ws};
 pub struct ExportCursor {
     pub vertex: u64,
     pub neighbor: Option<u64>,
+    pub hold: u64,
 }
 
 impl __sdk::InModule for ExportCursor {
