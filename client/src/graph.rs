@@ -164,9 +164,12 @@ pub struct LoadOutcome {
 /// How far a load has come, as [`GraphDb::load_with`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadProgress {
-    /// The load is a bulk load, begun (or found under way): until it finishes, the graph
+    /// The load is a bulk load, begun or found under way (`certain`), or perhaps begun (the call
+    /// that begins one lost its answer, and the load stops there): until it finishes, the graph
     /// answers no queries.
-    BulkLoad,
+    BulkLoad { certain: bool },
+    /// The bulk load is finished: the graph answers queries again.
+    BulkLoadFinished,
     /// Edges acknowledged so far.
     Edges(usize),
     /// A bulk load's vertex rows are written for every id below `below`, of ids up to `last`.
@@ -912,11 +915,17 @@ impl GraphDb {
         let mut acknowledged = 0;
         let mut succeeded = 0u64;
         if bulk && info.bulk_load.is_none() {
-            self.begin_bulk_load().map_err(|e| failed(0, 0, e))?;
+            if let Err(e) = self.begin_bulk_load() {
+                // A lost answer: the call may have committed.
+                if is_transient(&e) {
+                    progress(LoadProgress::BulkLoad { certain: false });
+                }
+                return Err(failed(0, 0, e));
+            }
             succeeded += 1;
         }
         if bulk {
-            progress(LoadProgress::BulkLoad);
+            progress(LoadProgress::BulkLoad { certain: true });
         }
         // Calls whose answer was lost: each may have committed, and bumped the version.
         let mut unknown = 0u64;
@@ -955,11 +964,15 @@ impl GraphDb {
             }
         }
         let finish_calls = match bulk {
-            true => self
-                .finish_bulk_load(0, |below, last| {
-                    progress(LoadProgress::VertexRows { below, last })
-                })
-                .map_err(|e| failed(acknowledged, attempt, e))?,
+            true => {
+                let calls = self
+                    .finish_bulk_load(0, |below, last| {
+                        progress(LoadProgress::VertexRows { below, last })
+                    })
+                    .map_err(|e| failed(acknowledged, attempt, e))?;
+                progress(LoadProgress::BulkLoadFinished);
+                calls
+            }
             false => 0,
         };
         succeeded += finish_calls;

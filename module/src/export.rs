@@ -174,7 +174,11 @@ pub fn export_page(
             let bound = held.map_or(meta(&tx.db).max_vertex_id, |h| h.bound);
             let (page, rows_read) = Page::read(&tx.db, pin, after, limit, bound);
             let hold_due = first || changelog::renewal_due(held.as_ref(), tx.timestamp);
-            Ok(Step::Read(Box::new(page), rows_read, hold_due.then_some(bound)))
+            Ok(Step::Read(
+                Box::new(page),
+                rows_read,
+                hold_due.then_some(bound),
+            ))
         });
         let step = match step {
             Ok(step) => step,

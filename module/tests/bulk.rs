@@ -3,12 +3,16 @@
 //! the counts), whatever the ids (sparse, at the top of u64), the window size, and adds that
 //! arrive while it finishes. Meanwhile queries and removals are refused with a clear error.
 
-use graph_client::graph::{ClientError, Direction, GraphDb, GraphError, TxOptions};
+use graph_client::edgelist::EdgeList;
+use graph_client::graph::{
+    ClientError, Direction, GraphDb, GraphError, LoadPlan, LoadProgress, TxOptions,
+};
 use graph_client::server::Server;
 use graph_testkit::TestHost;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 const LABELS: [&str; 3] = ["", "follows", "likes"];
 
@@ -404,4 +408,45 @@ fn finishing_calls_stay_short_across_a_gap_in_the_ids() {
     );
     assert_eq!(db.check().unwrap().problems, 0);
     assert_eq!(marks_left(&server, "bulk"), 0);
+}
+
+/// `load_with` reports a bulk load under way once it has begun, and finished once its vertex
+/// rows are written, before anything after that can fail: `graph load`'s hint on an error says
+/// whether the graph still refuses queries by these reports. Here the host goes down at the
+/// report of the finish, so the load's last call (the graph's counts) fails; once up again, the
+/// graph answers queries and holds every edge.
+#[test]
+fn a_load_reports_its_bulk_load_finished_before_its_last_call() {
+    let mut host = TestHost::start();
+    let db = GraphDb::new(host.publish_module("graph"), "graph");
+    let mut edges = EdgeList::new();
+    for i in 0..2_000u64 {
+        edges.push(i, (i * 7 + 1) % 2_000);
+    }
+    let mut reports = Vec::new();
+    let plan = LoadPlan {
+        batch: 500,
+        ..LoadPlan::default()
+    };
+    let failure = db.load_with(&edges, plan, |p| {
+        if !matches!(p, LoadProgress::Edges(_) | LoadProgress::VertexRows { .. }) {
+            reports.push(p);
+        }
+        if p == LoadProgress::BulkLoadFinished {
+            assert!(host.terminate(Duration::from_secs(60)));
+        }
+    });
+    assert!(failure.is_err(), "{failure:?}");
+    assert_eq!(
+        reports,
+        [
+            LoadProgress::BulkLoad { certain: true },
+            LoadProgress::BulkLoadFinished
+        ]
+    );
+    host.relaunch();
+    let db = GraphDb::new(host.anonymous(), "graph");
+    assert_eq!(db.graph_info().unwrap().bulk_load, None);
+    assert_eq!(db.info().unwrap().edges, 2_000);
+    assert_eq!(db.neighbor_count(0, Direction::Out).unwrap().value.count, 1);
 }

@@ -264,7 +264,7 @@ impl System for SpacetimeDb {
         let started = std::time::Instant::now();
         let mut edges_stored = None;
         let outcome = self.db.load_with(&edges, self.load_plan, |p| match p {
-            LoadProgress::BulkLoad => {}
+            LoadProgress::BulkLoad { .. } | LoadProgress::BulkLoadFinished => {}
             LoadProgress::Edges(n) => progress(n),
             LoadProgress::VertexRows { .. } => {
                 edges_stored.get_or_insert_with(|| started.elapsed());

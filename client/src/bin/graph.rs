@@ -19,7 +19,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// `println!`, except that a closed stdout (`graph bfs 1 | head`) ends the command quietly,
@@ -471,15 +471,26 @@ fn resume_text(at: usize) -> String {
 
 /// What an interrupted load leaves if it was a bulk load (`bulk`): a graph that answers no
 /// queries until the load is finished.
-fn bulk_text(bulk: bool) -> &'static str {
+fn bulk_text(bulk: u8) -> &'static str {
     match bulk {
-        true => {
+        BULK_UNDER_WAY => {
             ". Until then the graph answers no queries (a bulk load is under way): loading \
              again finishes it, or `graph finish-load` ends it with the edges stored so far"
         }
-        false => "",
+        BULK_PERHAPS => {
+            ". The call that begins a bulk load lost its answer: if it began one, the graph \
+             answers no queries until it finishes; loading again finishes it, or `graph \
+             finish-load` ends it with the edges stored so far"
+        }
+        _ => "",
     }
 }
+
+/// What a load has left of a bulk load, for its hint: none, one perhaps begun (the call that
+/// begins it lost its answer), one under way.
+const NO_BULK: u8 = 0;
+const BULK_PERHAPS: u8 = 1;
+const BULK_UNDER_WAY: u8 = 2;
 
 /// `list` with a space before each entry: nothing for an empty list.
 fn spaced(list: &[String]) -> String {
@@ -702,7 +713,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // Edges the server acknowledged so far, and whether a bulk load is under way, for
             // the hint a Ctrl-C prints.
             let acknowledged = Arc::new(AtomicUsize::new(skip));
-            let bulk = Arc::new(AtomicBool::new(false));
+            let bulk = Arc::new(AtomicU8::new(NO_BULK));
             let (on_interrupt, bulk_on_interrupt) = (acknowledged.clone(), bulk.clone());
             ctrlc::set_handler(move || {
                 let at = on_interrupt.load(Ordering::SeqCst);
@@ -715,7 +726,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 std::process::exit(130);
             })?;
             let result = db.load_with(&rest, plan, |progress| match progress {
-                LoadProgress::BulkLoad => bulk.store(true, Ordering::SeqCst),
+                LoadProgress::BulkLoad { certain } => bulk.store(
+                    if certain {
+                        BULK_UNDER_WAY
+                    } else {
+                        BULK_PERHAPS
+                    },
+                    Ordering::SeqCst,
+                ),
+                LoadProgress::BulkLoadFinished => bulk.store(NO_BULK, Ordering::SeqCst),
                 LoadProgress::Edges(acked) => {
                     acknowledged.store(skip + acked, Ordering::SeqCst);
                     bar.set_position((skip + acked) as u64)
