@@ -132,20 +132,38 @@ pub struct WsError {
 /// Keeps quiet the panic of 2.14's SDK when it sends a call on a socket that has just closed (a
 /// server stopping while calls are out): its message task ends, the connection counts as down,
 /// and the calls waiting on it fail with an error that says so, so the panic's message and
-/// backtrace would only add alarm. Every other panic is reported as before. For programs such
-/// as the `graph` CLI; a library leaves the panic hook to its application.
+/// backtrace would only add alarm. So does the panic that follows on the lock it poisoned, if
+/// this client meets it while closing that connection ([`catch_sdk_panic`]). Every other panic
+/// is reported as before. For programs such as the `graph` CLI; a library leaves the panic hook
+/// to its application.
 pub fn quiet_sdk_send_panics() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let message = (info.payload().downcast_ref::<String>().map(String::as_str))
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or_default();
-        if message.contains("WS sender loop has dropped its recv channel") {
+        if message.contains("WS sender loop has dropped its recv channel")
+            || CATCHING_SDK_PANIC.get()
+        {
             log::debug!("the SDK's connection task ended: {message}");
             return;
         }
         report(info)
     }));
+}
+
+thread_local! {
+    /// Whether this thread is in [`catch_sdk_panic`].
+    static CATCHING_SDK_PANIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, a call into the SDK on a connection whose task may just have panicked holding a
+/// lock, and catches the panic that poisoned lock then raises (`None`).
+fn catch_sdk_panic<T>(f: impl FnOnce() -> T) -> Option<T> {
+    CATCHING_SDK_PANIC.set(true);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    CATCHING_SDK_PANIC.set(false);
+    result.ok()
 }
 
 /// The runtime that runs the socket I/O and the message processing of every connection this
@@ -211,7 +229,7 @@ impl Drop for Live {
         if self.ended.load(Ordering::Acquire) {
             return;
         }
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.conn.disconnect()));
+        let _ = catch_sdk_panic(|| self.conn.disconnect());
         // The disconnection happens as the connection's task processes it: drive it briefly,
         // so that the server sees the socket closed now (unless this is async code).
         if let Some(runtime) = &self.caller_runtime
@@ -637,5 +655,37 @@ impl DbConnectionRef {
     /// Whether the connection is still up.
     pub fn is_up(&self) -> bool {
         self.0.up.load(Ordering::Acquire)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quiet hook keeps the SDK's send panic and a panic caught by [`catch_sdk_panic`]
+    /// quiet, and hands every other panic to the hook it replaced.
+    #[test]
+    fn the_quiet_hook_keeps_only_the_sdks_panics_quiet() {
+        static REPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|info| {
+            let message = info.payload().downcast_ref::<String>().cloned();
+            // Other tests of this binary may panic meanwhile: only this test's panics count.
+            if let Some(m) = message.filter(|m| m.starts_with("quiet-hook test")) {
+                REPORTED.lock().unwrap().push(m);
+            }
+        }));
+        quiet_sdk_send_panics();
+        let panic = |what: &str| {
+            let what = format!("quiet-hook test: {what}");
+            move || -> () { panic!("{what}") }
+        };
+        assert_eq!(catch_sdk_panic(panic("PoisonError")), None);
+        assert_eq!(catch_sdk_panic(|| 7), Some(7));
+        let sdk = panic("Unable to send reducer: WS sender loop has dropped its recv channel");
+        assert!(std::panic::catch_unwind(sdk).is_err());
+        assert!(std::panic::catch_unwind(panic("another")).is_err());
+        std::panic::set_hook(before);
+        assert_eq!(*REPORTED.lock().unwrap(), ["quiet-hook test: another"]);
     }
 }
