@@ -12,9 +12,9 @@
 //!
 //! So that the log still covers it after a long export under heavy writes, an export *holds*
 //! the log from its version on (see [`changelog::hold`]): its first page takes the hold, later
-//! ones renew it, the last one drops it (the cursor names the hold). And so that a page does not undo everything written
-//! since the export began, each instance keeps the pins of the exports it served lately and
-//! brings them forward by the changes since their last page.
+//! ones renew it, the last one drops it (the cursor names the hold). And so that a page does
+//! not undo everything written since the export began, each instance keeps the pins of the
+//! exports it served lately and brings them forward by the changes since their last page.
 
 use crate::changelog;
 use crate::edges;
