@@ -848,17 +848,10 @@ impl CsvLine {
         let mut seen = vec![false; roles.len()];
         self.fields()
             .map(|field| {
-                let field = field.trim_ascii();
-                if field.is_empty() {
+                if field.trim_ascii().is_empty() {
                     return Some(UNNAMED);
                 }
-                let name = String::from_utf8_lossy(field).to_ascii_lowercase();
-                let name = match name.strip_prefix(':') {
-                    Some(rest) => rest,
-                    None => name.split(':').next().unwrap_or_default(),
-                };
-                let name = name.split('(').next().unwrap_or_default();
-                let role = roles.iter().position(|names| names.contains(&name))?;
+                let role = role_named(field, roles)?;
                 (!std::mem::replace(&mut seen[role], true)).then_some(role)
             })
             .collect()
@@ -872,6 +865,17 @@ impl CsvLine {
 
 /// The role of a column whose header field is empty (a trailing comma): its fields are not read.
 const UNNAMED: usize = usize::MAX;
+
+/// The role out of `roles` that a header field names, if any (see [`CsvLine::roles`]).
+fn role_named(field: &[u8], roles: &[&[&str]]) -> Option<usize> {
+    let name = String::from_utf8_lossy(field.trim_ascii()).to_ascii_lowercase();
+    let name = match name.strip_prefix(':') {
+        Some(rest) => rest,
+        None => name.split(':').next().unwrap_or_default(),
+    };
+    let name = name.split('(').next().unwrap_or_default();
+    roles.iter().position(|names| names.contains(&name))
+}
 
 /// An edge file's header names for its columns, by role: the two ends, a label, a weight.
 const EDGE_COLUMNS: [&[&str]; 4] = [
@@ -931,16 +935,22 @@ enum Columns {
 impl Columns {
     /// The columns `header` names, out of `kind.roles`; the first two roles (the ends; the
     /// vertex and its label) must be named. A header whose names are not all roles is taken as
-    /// positional if it has two fields (`a,b` over two ids), unless they are the other kind of
-    /// file's names (`src,dst` given to `label-vertices`); otherwise it is refused: guessing
-    /// which field is the weight would load weights as labels.
+    /// positional if it has two fields, each a name of neither kind of file or of the role at
+    /// its place (`a,b` or `from,b` over two ids; `person,kind` over vertices and labels);
+    /// otherwise it is refused (`src,label` over edges; `src,dst` or `id,weight` given to
+    /// `label-vertices`): guessing which field is which would load labels as ids, or weights
+    /// as labels.
     fn from_header(header: &CsvLine, kind: &CsvKind) -> Result<Self, LineError> {
         let roles = kind.roles;
+        let in_place = |(at, field): (usize, &[u8])| match role_named(field, roles) {
+            Some(role) => role == at,
+            None => role_named(field, kind.other).is_none(),
+        };
         match header.roles(roles) {
             Some(order) if order.contains(&0) && order.contains(&1) => {
                 Ok(Columns::Named(order, roles.len()))
             }
-            _ if header.fields().count() == 2 && header.roles(kind.other).is_none() => {
+            _ if header.fields().count() == 2 && header.fields().enumerate().all(in_place) => {
                 Ok(Columns::Positional)
             }
             _ => Err(LineError::UnknownColumns {
@@ -1507,16 +1517,36 @@ mod tests {
             [(1, 2, "KNOWS".into(), 1.0)],
             "Neo4j's id groups"
         );
-        // The other kind of file's header is refused rather than read by position.
-        let (line, problem, _) = line_error("id,label\n1,2\n", Format::Csv);
-        assert!(matches!(problem, LineError::UnknownColumns { .. }) && line == 1);
-        match parse_vertex_labels("src,dst\n1,2\n".as_bytes(), "v.csv") {
-            Err(EdgeListError::Line {
-                line: 1, problem, ..
-            }) => {
-                assert!(problem.to_string().contains("id,label"), "{problem}")
+        // A header of two names, one of which names another column (of this kind of file or
+        // the other), is refused rather than read by position.
+        for header in ["id,label", "src,label", "src,weight", "label,dst", "node,b"] {
+            let (line, problem, _) = line_error(&format!("{header}\n1,2\n"), Format::Csv);
+            assert!(
+                matches!(problem, LineError::UnknownColumns { .. }) && line == 1,
+                "{header}"
+            );
+        }
+        for header in ["src,dst", "id,weight", "id,dst", "vertex,src"] {
+            match parse_vertex_labels(format!("{header}\n1,2\n").as_bytes(), "v.csv") {
+                Err(EdgeListError::Line {
+                    line: 1, problem, ..
+                }) => {
+                    assert!(problem.to_string().contains("id,label"), "{problem}")
+                }
+                other => panic!("{header}: {other:?}"),
             }
-            other => panic!("{other:?}"),
+        }
+        // Two names of neither kind, or of the column at their place: read by position.
+        for header in ["a,b", "from,b", "a,target", "person,friend"] {
+            assert_eq!(
+                edges(&format!("{header}\n1,2\n")),
+                [(1, 2, "".into(), 1.0)],
+                "{header}"
+            );
+        }
+        for header in ["person,kind", "node,b", "a,b"] {
+            let labels = parse_vertex_labels(format!("{header}\n1,x\n").as_bytes(), "v.csv");
+            assert_eq!(labels.unwrap().len(), 1, "{header}");
         }
         // Under a header a vertex-label line still needs both fields.
         for (text, found) in [("id,label\n7,a\n8\n", 1), ("id,label\n7,a,b\n", 3)] {
