@@ -429,7 +429,7 @@ pub enum LineError {
          close its quote on the same line"
     )]
     UnclosedQuote,
-    #[error("expected a vertex id and a label, found {0} fields")]
+    #[error("expected a vertex id and a label, found {} field{}", .0, if *.0 == 1 { "" } else { "s" })]
     NotIdAndLabel(usize),
     #[error(
         "header `{header}`: its columns must be named {expected} (or leave the header out and \
@@ -439,7 +439,11 @@ pub enum LineError {
         header: String,
         expected: &'static str,
     },
-    #[error("vertex {id} is given label `{label}` here and `{earlier}` on line {earlier_line}")]
+    #[error(
+        "vertex {id} is given {} here and {} on line {earlier_line}",
+        label_or_none(label),
+        label_or_none(earlier)
+    )]
     TwoLabels {
         id: u64,
         label: String,
@@ -466,6 +470,19 @@ pub enum LineError {
     NotAnInteger(String),
     #[error("`{0}` does not fit in a 64-bit vertex id")]
     TooLarge(String),
+    #[error(
+        "a carriage return within the line: lines that end in CR alone (old Mac files) are not \
+         read; convert the file to LF or CRLF line ends"
+    )]
+    CarriageReturn,
+}
+
+/// `label `x``, or `no label` for the empty one.
+fn label_or_none(label: &str) -> String {
+    match label {
+        "" => "no label".to_owned(),
+        label => format!("label `{label}`"),
+    }
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -748,7 +765,12 @@ fn for_each_data_line<R: BufRead>(
             continue;
         }
         let first = !std::mem::replace(&mut seen_data_line, true);
-        row(line, first, line_no).map_err(|problem| EdgeListError::Line {
+        // A carriage return within a line: the file's lines end in CR alone.
+        let checked = match line.contains(&b'\r') {
+            true => Err(LineError::CarriageReturn),
+            false => row(line, first, line_no),
+        };
+        checked.map_err(|problem| EdgeListError::Line {
             file: name.to_owned(),
             line: line_no,
             problem,
@@ -1172,6 +1194,7 @@ mod tests {
             ("1,a,b\n", 1, LineError::NotIdAndLabel(3)),
             ("1,a\nx,b\n", 2, LineError::NotAnInteger("x".into())),
             ("1,a\n2,\u{1}\n", 2, LineError::BadLabel("\\u{1}".into())),
+            ("1,a\r2,b\r", 1, LineError::CarriageReturn),
         ] {
             match parse_vertex_labels(text.as_bytes(), "v.csv") {
                 Err(EdgeListError::Line {
@@ -1248,6 +1271,37 @@ mod tests {
 
     fn rows(list: &EdgeList) -> Vec<(u64, u64)> {
         list.iter().collect()
+    }
+
+    /// A file whose lines end in CR alone is refused as such, not as one long line; messages
+    /// say `no label` and count fields in words.
+    #[test]
+    fn bare_carriage_returns_and_plain_messages() {
+        for format in [Format::Snap, Format::Csv] {
+            let (line, problem, message) = line_error("1 2\r2 3\r", format);
+            assert_eq!(
+                (line, problem),
+                (1, LineError::CarriageReturn),
+                "{format:?}"
+            );
+            assert!(message.contains("CR alone"), "{message}");
+        }
+        // CRLF line ends are read as ever.
+        assert_eq!(parse("1 2\r\n2 3\r\n", Format::Snap).unwrap().len(), 2);
+        let two = LineError::TwoLabels {
+            id: 7,
+            label: String::new(),
+            earlier: "a".into(),
+            earlier_line: 3,
+        };
+        assert_eq!(
+            two.to_string(),
+            "vertex 7 is given no label here and label `a` on line 3"
+        );
+        assert_eq!(
+            LineError::NotIdAndLabel(1).to_string(),
+            "expected a vertex id and a label, found 1 field"
+        );
     }
 
     fn line_error(text: &str, format: Format) -> (u64, LineError, String) {
@@ -1434,15 +1488,12 @@ mod tests {
             rows(&parse("\u{feff}1 2\n", Format::Snap).unwrap()),
             [(1, 2)]
         );
-        // A carriage return inside a line is no line end (old Mac files are refused, not read
-        // as one header line).
+        // A carriage return inside a line is no line end (old Mac files are refused as such,
+        // not read as one header line).
         let (line, problem, _) = line_error("1,2\r3,4\n", Format::Csv);
-        assert_eq!(
-            (line, problem),
-            (1, LineError::NotAnInteger("2\\r3".into()))
-        );
+        assert_eq!((line, problem), (1, LineError::CarriageReturn));
         let (line, problem, _) = line_error("src,dst\r1,2\r3,4", Format::Csv);
-        assert_eq!((line, problem), (1, LineError::BadLabel("2\\r3".into())));
+        assert_eq!((line, problem), (1, LineError::CarriageReturn));
         // Lines are counted across blank, comment and CRLF lines.
         let (line, problem, _) = line_error("1,2\r\n\r\n# c\r\n5\r\n", Format::Csv);
         assert_eq!((line, problem), (4, LineError::TooFewFields(1)));
@@ -1585,7 +1636,7 @@ mod tests {
                 (line, problem.to_string()),
                 (
                     5,
-                    "vertex 1 is given label `b` here and `a` on line 1".into()
+                    "vertex 1 is given label `b` here and label `a` on line 1".into()
                 )
             ),
             other => panic!("{other:?}"),

@@ -827,7 +827,7 @@ fn large_vertex_label_files_are_split_and_checked_whole() {
     let two = file(&dir, "two.csv", b"5,a\r\n6,b\r\n5,b\r\n");
     let err = cli.fails(&["label-vertices", &two]);
     assert!(
-        err.contains("line 3: vertex 5 is given label `b` here and `a` on line 1"),
+        err.contains("line 3: vertex 5 is given label `b` here and label `a` on line 1"),
         "{err}"
     );
     assert_eq!(cli.json(&["stats"])["vertices"], before["vertices"]);
