@@ -131,8 +131,9 @@ pub fn export_page(
     } as usize;
     let holder = ctx.sender();
     let first = version.is_none();
-    // This export's hold, if it has one.
-    let hold_id = after.map_or(0, |c| c.hold);
+    // This export's hold, if it has one (a first page takes one of its own, whatever cursor
+    // it is given).
+    let hold_id = after.filter(|_| !first).map_or(0, |c| c.hold);
     let mut runner = TxRunner::new(ctx, DEFAULT_YIELD_EVERY_US);
     let pin: RefCell<Option<Pin>> = RefCell::new(None);
     // Whether the pin came from this instance's kept ones (another export's, if this is the

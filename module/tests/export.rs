@@ -625,6 +625,14 @@ fn a_page_sent_twice_touches_its_own_hold_only() {
     let theirs = last.map(|c| ExportCursor { hold: ids[2], ..c });
     db.export_page(Some(version), theirs, 4_000).unwrap();
     assert!(holds().iter().any(|h| h.id == ids[2]), "{:?}", holds());
+    // A first page given a cursor that names a hold takes one of its own all the same.
+    let named = firsts[1].next.clone();
+    let first = db.export_page(None, named, 4_000).unwrap().value;
+    let own = first.next.unwrap().hold;
+    assert!(!ids.contains(&own), "{own} in {ids:?}");
+    let mut listed: Vec<u64> = holds().iter().map(|h| h.id).collect();
+    listed.sort_unstable();
+    assert_eq!(listed, [ids[1], ids[2], own]);
 }
 
 #[test]
