@@ -761,14 +761,15 @@ fn for_each_data_line<R: BufRead>(
             return Ok(());
         }
         let line = buf.trim_ascii();
-        if line.is_empty() || comment(line[0]) {
+        // A carriage return within a line, comment or not: the file's lines end in CR alone
+        // (read as one line, which a first comment would otherwise hide whole).
+        let checked = if line.contains(&b'\r') {
+            Err(LineError::CarriageReturn)
+        } else if line.is_empty() || comment(line[0]) {
             continue;
-        }
-        let first = !std::mem::replace(&mut seen_data_line, true);
-        // A carriage return within a line: the file's lines end in CR alone.
-        let checked = match line.contains(&b'\r') {
-            true => Err(LineError::CarriageReturn),
-            false => row(line, first, line_no),
+        } else {
+            let first = !std::mem::replace(&mut seen_data_line, true);
+            row(line, first, line_no)
         };
         checked.map_err(|problem| EdgeListError::Line {
             file: name.to_owned(),
@@ -1286,6 +1287,9 @@ mod tests {
             );
             assert!(message.contains("CR alone"), "{message}");
         }
+        // Nor hidden behind a first comment (SNAP files start with one).
+        let (line, problem, _) = line_error("# Directed graph\r1 2\r2 3\r", Format::Snap);
+        assert_eq!((line, problem), (1, LineError::CarriageReturn));
         // CRLF line ends are read as ever.
         assert_eq!(parse("1 2\r\n2 3\r\n", Format::Snap).unwrap().len(), 2);
         let two = LineError::TwoLabels {

@@ -667,12 +667,16 @@ mod tests {
     #[test]
     fn the_quiet_hook_keeps_only_the_sdks_panics_quiet() {
         static REPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
-        let before = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|info| {
+        let before: Arc<dyn Fn(&std::panic::PanicHookInfo) + Send + Sync> =
+            Arc::from(std::panic::take_hook());
+        let others = before.clone();
+        std::panic::set_hook(Box::new(move |info| {
             let message = info.payload().downcast_ref::<String>().cloned();
-            // Other tests of this binary may panic meanwhile: only this test's panics count.
-            if let Some(m) = message.filter(|m| m.starts_with("quiet-hook test")) {
-                REPORTED.lock().unwrap().push(m);
+            // Other tests of this binary may panic meanwhile, and this test's asserts: only
+            // this test's panics are recorded, the others reported as ever.
+            match message.filter(|m| m.starts_with("quiet-hook test")) {
+                Some(m) => REPORTED.lock().unwrap().push(m),
+                None => others(info),
             }
         }));
         quiet_sdk_send_panics();
@@ -685,7 +689,7 @@ mod tests {
         let sdk = panic("Unable to send reducer: WS sender loop has dropped its recv channel");
         assert!(std::panic::catch_unwind(sdk).is_err());
         assert!(std::panic::catch_unwind(panic("another")).is_err());
-        std::panic::set_hook(before);
+        std::panic::set_hook(Box::new(move |info| before(info)));
         assert_eq!(*REPORTED.lock().unwrap(), ["quiet-hook test: another"]);
     }
 }
