@@ -1574,14 +1574,30 @@ mod tests {
         );
         // A header of two names, one of which names another column (of this kind of file or
         // the other), is refused rather than read by position.
-        for header in ["id,label", "src,label", "src,weight", "label,dst", "node,b"] {
+        for header in [
+            "id,label",
+            "src,label",
+            "src,weight",
+            "label,dst",
+            "node,b",
+            "weight,cost",
+            "src,src",
+            "src,type",
+        ] {
             let (line, problem, _) = line_error(&format!("{header}\n1,2\n"), Format::Csv);
             assert!(
                 matches!(problem, LineError::UnknownColumns { .. }) && line == 1,
                 "{header}"
             );
         }
-        for header in ["src,dst", "id,weight", "id,dst", "vertex,src"] {
+        for header in [
+            "src,dst",
+            "id,weight",
+            "id,dst",
+            "vertex,src",
+            "label,x",
+            "type,label",
+        ] {
             match parse_vertex_labels(format!("{header}\n1,2\n").as_bytes(), "v.csv") {
                 Err(EdgeListError::Line {
                     line: 1, problem, ..
