@@ -164,9 +164,9 @@ pub struct LoadOutcome {
 /// How far a load has come, as [`GraphDb::load_with`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadProgress {
-    /// The load is a bulk load, begun or found under way (`certain`), or perhaps begun (the call
-    /// that begins one lost its answer, and the load stops there): until it finishes, the graph
-    /// answers no queries.
+    /// The load is a bulk load, begun or found under way (`certain`), or perhaps under way (a
+    /// call that begins or finishes one lost its answer, and the load stops there): until it
+    /// finishes, the graph answers no queries.
     BulkLoad { certain: bool },
     /// The bulk load is finished: the graph answers queries again.
     BulkLoadFinished,
@@ -965,11 +965,20 @@ impl GraphDb {
         }
         let finish_calls = match bulk {
             true => {
-                let calls = self
-                    .finish_bulk_load(0, |below, last| {
-                        progress(LoadProgress::VertexRows { below, last })
-                    })
-                    .map_err(|e| failed(acknowledged, attempt, e))?;
+                let finished = self.finish_bulk_load(0, |below, last| {
+                    progress(LoadProgress::VertexRows { below, last })
+                });
+                let calls = match finished {
+                    Ok(calls) => calls,
+                    Err(e) => {
+                        // A lost answer, of a finishing call or of the check that follows the
+                        // last one: the load may have finished.
+                        if is_transient(&e) {
+                            progress(LoadProgress::BulkLoad { certain: false });
+                        }
+                        return Err(failed(acknowledged, attempt, e));
+                    }
+                };
                 progress(LoadProgress::BulkLoadFinished);
                 calls
             }

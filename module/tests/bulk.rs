@@ -411,10 +411,10 @@ fn finishing_calls_stay_short_across_a_gap_in_the_ids() {
 }
 
 /// `load_with` reports a bulk load under way once it has begun, and finished once its vertex
-/// rows are written, before anything after that can fail: `graph load`'s hint on an error says
-/// whether the graph still refuses queries by these reports. Here the host goes down at the
-/// report of the finish, so the load's last call (the graph's counts) fails; once up again, the
-/// graph answers queries and holds every edge.
+/// rows are written and seen written: `graph load`'s hint on an error says whether the graph
+/// still refuses queries by these reports (a failure while finishing reports the load perhaps
+/// under way). Here the host goes down at the report of the finish, so the load's last call
+/// (the graph's counts) fails; once up again, the graph answers queries and holds every edge.
 #[test]
 fn a_load_reports_its_bulk_load_finished_before_its_last_call() {
     let mut host = TestHost::start();

@@ -478,16 +478,16 @@ fn bulk_text(bulk: u8) -> &'static str {
              again finishes it, or `graph finish-load` ends it with the edges stored so far"
         }
         BULK_PERHAPS => {
-            ". The call that begins a bulk load lost its answer: if it began one, the graph \
-             answers no queries until it finishes; loading again finishes it, or `graph \
-             finish-load` ends it with the edges stored so far"
+            ". A call that begins or finishes a bulk load lost its answer: if one is under \
+             way, the graph answers no queries until it finishes; loading again finishes it, \
+             or `graph finish-load` ends it with the edges stored so far"
         }
         _ => "",
     }
 }
 
-/// What a load has left of a bulk load, for its hint: none, one perhaps begun (the call that
-/// begins it lost its answer), one under way.
+/// What a load has left of a bulk load, for its hint: none, one perhaps under way (a call that
+/// begins or finishes it lost its answer), one under way.
 const NO_BULK: u8 = 0;
 const BULK_PERHAPS: u8 = 1;
 const BULK_UNDER_WAY: u8 = 2;
