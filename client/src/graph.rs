@@ -915,13 +915,10 @@ impl GraphDb {
         let mut acknowledged = 0;
         let mut succeeded = 0u64;
         if bulk && info.bulk_load.is_none() {
-            if let Err(e) = self.begin_bulk_load() {
-                // A lost answer: the call may have committed.
-                if is_transient(&e) {
-                    progress(LoadProgress::BulkLoad { certain: false });
-                }
-                return Err(failed(0, 0, e));
-            }
+            self.begin_bulk_load().map_err(|e| {
+                perhaps_under_way(&e, &mut progress);
+                failed(0, 0, e)
+            })?;
             succeeded += 1;
         }
         if bulk {
@@ -965,20 +962,14 @@ impl GraphDb {
         }
         let finish_calls = match bulk {
             true => {
-                let finished = self.finish_bulk_load(0, |below, last| {
-                    progress(LoadProgress::VertexRows { below, last })
-                });
-                let calls = match finished {
-                    Ok(calls) => calls,
-                    Err(e) => {
-                        // A lost answer, of a finishing call or of the check that follows the
-                        // last one: the load may have finished.
-                        if is_transient(&e) {
-                            progress(LoadProgress::BulkLoad { certain: false });
-                        }
-                        return Err(failed(acknowledged, attempt, e));
-                    }
-                };
+                let calls = self
+                    .finish_bulk_load(0, |below, last| {
+                        progress(LoadProgress::VertexRows { below, last })
+                    })
+                    .map_err(|e| {
+                        perhaps_under_way(&e, &mut progress);
+                        failed(acknowledged, attempt, e)
+                    })?;
                 progress(LoadProgress::BulkLoadFinished);
                 calls
             }
@@ -1718,6 +1709,15 @@ fn digits(v: u64) -> usize {
 
 fn names(labels: &[&str]) -> Vec<String> {
     labels.iter().map(|&l| l.to_owned()).collect()
+}
+
+/// Reports a bulk load perhaps under way after a call that begins or finishes one (or the check
+/// after the last finishing call) failed with `e`: if its answer was lost, it may have
+/// committed.
+fn perhaps_under_way(e: &ClientError, progress: &mut impl FnMut(LoadProgress)) {
+    if is_transient(e) {
+        progress(LoadProgress::BulkLoad { certain: false });
+    }
 }
 
 /// Failures worth retrying: the connection dropped, or the server was briefly unavailable.
