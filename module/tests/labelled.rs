@@ -239,6 +239,20 @@ fn bad_labelled_loads_fail_whole_and_commit_nothing() {
         db.clear().unwrap();
         check_refusals(&db, transport);
     }
+    // A name stays known after `clear_graph` took every edge that had it: a filter naming it
+    // matches nothing rather than being refused as a typo.
+    let db = GraphDb::new(server, "bad");
+    db.clear().unwrap();
+    db.add_edges(&[1], &[2]).unwrap();
+    let road = db.bfs_over(
+        1,
+        Direction::Out,
+        Follow::edges(&["road"]),
+        None,
+        0,
+        TxOptions::default(),
+    );
+    assert_eq!(road.unwrap().value.visited, 1, "only the start");
 }
 
 fn check_refusals(db: &GraphDb, transport: &str) {
