@@ -244,15 +244,19 @@ fn bad_labelled_loads_fail_whole_and_commit_nothing() {
     let db = GraphDb::new(server, "bad");
     db.clear().unwrap();
     db.add_edges(&[1], &[2]).unwrap();
-    let road = db.bfs_over(
-        1,
-        Direction::Out,
-        Follow::edges(&["road"]),
-        None,
-        0,
-        TxOptions::default(),
-    );
+    let tx = TxOptions::default();
+    let road = db.bfs_over(1, Direction::Out, Follow::edges(&["road"]), None, 0, tx);
     assert_eq!(road.unwrap().value.visited, 1, "only the start");
+    // Every name a call gives is registered, used by its edges or not (here a call of none).
+    db.add_labelled_edges(&[], &[], &["spare".into()], &[], &[])
+        .unwrap();
+    let spare = db.bfs_over(1, Direction::Out, Follow::edges(&["spare"]), None, 0, tx);
+    assert_eq!(spare.unwrap().value.visited, 1, "only the start");
+    // An unknown name is refused before an unknown start vertex.
+    let e = db
+        .bfs_over(99, Direction::Out, Follow::edges(&["nope"]), None, 0, tx)
+        .unwrap_err();
+    assert!(e.to_string().contains("unknown edge label `nope`"), "{e}");
 }
 
 fn check_refusals(db: &GraphDb, transport: &str) {
