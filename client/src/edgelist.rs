@@ -418,6 +418,13 @@ pub enum LineError {
          otherwise than .csv (or .csv.gz) is read as SNAP text; name a CSV file .csv"
     )]
     CommaSeparated,
+    /// A line that another separator than the file's splits: `found` names it, `rule` says
+    /// what the file takes.
+    #[error("found {found} between fields: {rule}")]
+    OtherSeparator {
+        found: &'static str,
+        rule: &'static str,
+    },
     #[error(
         "too many fields: expected two vertex ids (and, in CSV, a label and a weight), found {0}"
     )]
@@ -640,14 +647,15 @@ pub fn parse_vertex_labels<R: BufRead>(
     let mut given: HashMap<u64, (u32, u64)> = HashMap::new();
     let mut csv = CsvRows::new(&VERTEX_CSV);
     for_each_data_line(reader, name, Format::Csv, |line, first, line_no| {
-        let Some(mut fields) = csv.fields(line, first)? else {
+        let hint = |e| separator_hint(e, line, Format::Csv, true);
+        let Some(mut fields) = csv.fields(line, first).map_err(hint)? else {
             return Ok(()); // The header.
         };
         let (id, label) = match (fields.next(), fields.next(), fields.count()) {
             (Some(id), Some(label), 0) => (parse_id(id)?, parse_label(label)?),
             (id, label, rest) => {
                 let found = usize::from(id.is_some()) + usize::from(label.is_some()) + rest;
-                return Err(LineError::NotIdAndLabel(found));
+                return Err(hint(LineError::NotIdAndLabel(found)));
             }
         };
         out.push(id, label);
@@ -712,23 +720,48 @@ fn for_each_edge<R: BufRead>(
                     .filter(|f| !f.is_empty()),
                 false,
             )
-            .map_err(|e| match e {
-                LineError::TooFewFields(1) | LineError::NotAnInteger(_) if line.contains(&b',') => {
-                    LineError::CommaSeparated
-                }
-                e => e,
-            })?,
-            Format::Csv => match csv.fields(line, first)? {
-                Some(fields) => parse_fields(fields, true).map_err(|e| match e {
-                    LineError::TooFewFields(1) if line.contains(&b'\t') => LineError::TabSeparated,
-                    e => e,
-                })?,
+            .map_err(|e| separator_hint(e, line, format, false))?,
+            Format::Csv => match csv
+                .fields(line, first)
+                .and_then(|fields| fields.map(|f| parse_fields(f, true)).transpose())
+                .map_err(|e| separator_hint(e, line, format, false))?
+            {
+                Some(fields) => fields,
                 None => return Ok(()), // The header.
             },
         };
         edge(s, d, label, weight, line_no);
         Ok(())
     })
+}
+
+/// `problem`, or what it likely comes from: a line read as one field (or a SNAP field that is no
+/// id) that another separator than `format`'s splits, such as a CSV file named .txt, a tab-
+/// separated .csv, or a spreadsheet's `;`-separated export (`vertices`: a `label-vertices`
+/// file, always CSV).
+fn separator_hint(problem: LineError, line: &[u8], format: Format, vertices: bool) -> LineError {
+    const CSV_RULE: &str = "a CSV file's fields are separated by commas";
+    const SPREADSHEET_RULE: &str = "a CSV file's fields are separated by commas (a spreadsheet \
+                                    set to some languages writes `;`: save the file with commas)";
+    const SNAP_RULE: &str = "a file named otherwise than .csv (or .csv.gz) is read as SNAP text, \
+                             whose fields are separated by spaces or tabs";
+    let one_field = matches!(
+        problem,
+        LineError::TooFewFields(1) | LineError::NotIdAndLabel(1) | LineError::UnknownColumns { .. }
+    );
+    let has = |c: u8| line.contains(&c);
+    let snap_suspect = one_field || matches!(problem, LineError::NotAnInteger(_));
+    let other = |found, rule| LineError::OtherSeparator { found, rule };
+    match format {
+        Format::Snap if snap_suspect && has(b',') => LineError::CommaSeparated,
+        Format::Snap if snap_suspect && has(b';') => other("`;`", SNAP_RULE),
+        Format::Csv if one_field && !has(b',') && has(b'\t') => match vertices {
+            true => other("a tab", CSV_RULE),
+            false => LineError::TabSeparated,
+        },
+        Format::Csv if one_field && !has(b',') && has(b';') => other("`;`", SPREADSHEET_RULE),
+        _ => problem,
+    }
 }
 
 /// Calls `row(line, first, number)` for each line of `reader` that is neither blank nor a
@@ -1185,6 +1218,16 @@ mod tests {
 
     #[test]
     fn vertex_label_files_name_their_bad_lines() {
+        let other = |found| LineError::OtherSeparator {
+            found,
+            rule: match found {
+                "a tab" => "a CSV file's fields are separated by commas",
+                _ => {
+                    "a CSV file's fields are separated by commas (a spreadsheet set to some \
+                     languages writes `;`: save the file with commas)"
+                }
+            },
+        };
         let text = "# comment\nid,label\n1,person\n2,\n3,city\n1,person\n";
         let got = parse_vertex_labels(text.as_bytes(), "v.csv").unwrap();
         assert_eq!(got.ids, [1, 2, 3, 1]);
@@ -1196,6 +1239,9 @@ mod tests {
             ("1,a\nx,b\n", 2, LineError::NotAnInteger("x".into())),
             ("1,a\n2,\u{1}\n", 2, LineError::BadLabel("\\u{1}".into())),
             ("1,a\r2,b\r", 1, LineError::CarriageReturn),
+            ("1\tperson\n", 1, other("a tab")),
+            ("id\tlabel\n1\tperson\n", 1, other("a tab")),
+            ("1,a\n2;city\n", 2, other("`;`")),
         ] {
             match parse_vertex_labels(text.as_bytes(), "v.csv") {
                 Err(EdgeListError::Line {
@@ -1393,6 +1439,28 @@ mod tests {
 
         let (line, problem, _) = line_error("1,2\n3\t4\n", Format::Csv);
         assert_eq!((line, problem), (2, LineError::TabSeparated));
+
+        // Semicolons (a spreadsheet's export in some languages), in either format, header or
+        // not; a line of one id and no separator keeps its own error.
+        for (text, format, at, rule) in [
+            ("1;2\n", Format::Csv, 1, "separated by commas"),
+            ("src;dst\n1;2\n", Format::Csv, 1, "separated by commas"),
+            ("1,2\n3;4;road;1.5\n", Format::Csv, 2, "separated by commas"),
+            ("1;2\n", Format::Snap, 1, "spaces or tabs"),
+            ("1 2\n3;4 5\n", Format::Snap, 2, "spaces or tabs"),
+        ] {
+            let (line, problem, message) = line_error(text, format);
+            assert!(
+                matches!(problem, LineError::OtherSeparator { found: "`;`", .. }),
+                "{text:?}: {problem:?}"
+            );
+            assert_eq!(line, at, "{text:?}");
+            assert!(message.contains(rule), "{text:?}: {message}");
+        }
+        let (line, problem, _) = line_error("1,2\n5\n", Format::Csv);
+        assert_eq!((line, problem), (2, LineError::TooFewFields(1)));
+        let (line, problem, _) = line_error("src\tdst\n", Format::Csv);
+        assert_eq!((line, problem), (1, LineError::TabSeparated));
 
         let (line, problem, _) = line_error("1,2,road,1,x\n", Format::Csv);
         assert_eq!((line, problem), (1, LineError::TooManyFields(5)));
