@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use flate2::bufread::MultiGzDecoder;
@@ -522,7 +522,7 @@ fn damaged(path: &Path, error: EdgeListError) -> EdgeListError {
     match io::copy(&mut text, &mut io::sink()) {
         Err(damage) => EdgeListError::Damaged {
             file: path.display().to_string(),
-            error: damage,
+            error: GzipError::cause_of(damage),
             first: Box::new(error),
         },
         Ok(_) => error,
@@ -582,10 +582,46 @@ fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
     Ok(match starts_gzip || gz_name {
         true => Box::new(BufReader::with_capacity(
             READ_BUFFER,
-            MultiGzDecoder::new(reader),
+            GzipText(MultiGzDecoder::new(reader)),
         )),
         false => Box::new(reader),
     })
+}
+
+/// A gzip decoder whose errors say what they mean for the file: the decoder's own ("unexpected
+/// end of file", "invalid gzip header" for bytes after the last member) name no cause a user
+/// would recognize.
+struct GzipText<R>(R);
+
+impl<R: Read> Read for GzipText<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let explained = |cause| io::Error::new(io::ErrorKind::InvalidData, GzipError { cause });
+        self.0.read(buf).map_err(explained)
+    }
+}
+
+/// A gzip decoder's error, with what it can mean.
+#[derive(Debug, Error)]
+#[error(
+    "{cause}: the gzip data is cut short (an interrupted download or copy), damaged, or \
+     followed by bytes that are not gzip; `gzip -t` checks the file"
+)]
+struct GzipError {
+    cause: io::Error,
+}
+
+impl GzipError {
+    /// The decoder's own error within `e`, for a message that says what it means itself.
+    fn cause_of(e: io::Error) -> io::Error {
+        if !e.get_ref().is_some_and(|inner| inner.is::<GzipError>()) {
+            return e;
+        }
+        let inner = e
+            .into_inner()
+            .expect("an inner error")
+            .downcast::<GzipError>();
+        inner.expect("a GzipError").cause
+    }
 }
 
 /// Whether `path`'s name ends in `.gz`, in any case: such a file is read, and written by
@@ -1832,7 +1868,9 @@ mod tests {
         std::fs::write(&flipped, bytes).unwrap();
         let err = read_edge_list(&flipped).unwrap_err();
         assert!(matches!(err, EdgeListError::Damaged { .. }), "{err:?}");
-        assert!(err.to_string().contains("line 2: `x` is not"), "{err}");
+        let message = err.to_string();
+        assert!(message.contains("line 2: `x` is not"), "{message}");
+        assert!(!message.contains("cut short"), "{message}");
 
         // Other compressions are named, not read as text.
         for (name, bytes) in [
@@ -1851,6 +1889,27 @@ mod tests {
         let err = read_edge_list(&corrupt).unwrap_err();
         assert!(matches!(err, EdgeListError::Read { .. }), "{err:?}");
         assert!(err.to_string().contains("corrupt.txt.gz"), "{err}");
+
+        // Cut short, or followed by bytes that are not gzip (which `gzip -d` drops with a
+        // warning): the error says what that can be, at the line where the reading stopped.
+        let text: String = (0..2_000).map(|i| format!("{i} {}\n", i + 1)).collect();
+        let whole = dir.path().join("whole.txt.gz");
+        write_gz(&whole, &text);
+        let bytes = std::fs::read(&whole).unwrap();
+        for (name, bytes) in [
+            ("cut.txt.gz", bytes[..bytes.len() / 2].to_vec()),
+            ("tail.txt.gz", bytes[..bytes.len() - 4].to_vec()),
+            ("trailing.txt.gz", [&bytes[..], b"not gzip\n"].concat()),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let err = read_edge_list(&path).unwrap_err().to_string();
+            assert!(
+                err.starts_with(&format!("{}: line ", path.display()))
+                    && err.contains("damaged, or followed by bytes that are not gzip"),
+                "{err}"
+            );
+        }
 
         let plain = dir.path().join("plain.txt.gz");
         std::fs::write(&plain, b"1 2\n").unwrap();
