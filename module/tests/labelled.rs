@@ -317,6 +317,12 @@ fn check_refusals(db: &GraphDb, transport: &str) {
     db.add_labelled_edges(&[1], &[2], &names, &[0], &[1.5])
         .unwrap();
     assert_eq!(db.info().unwrap(), before);
+    // Other writes that change nothing make no version either: stored vertices, an absent
+    // edge, a vertex's own (no) label.
+    db.add_vertices(&[1, 2]).unwrap();
+    db.remove_edges(&[7], &[8]).unwrap();
+    db.set_vertex_labels(&[1], &["".into()], &[0]).unwrap();
+    assert_eq!(db.info().unwrap(), before, "{transport}");
     // Vertex labels: a vertex given two labels in one batch, an index out of range, lists
     // that do not pair up, a bad name.
     let kinds = ["person".to_string(), "city".to_string()];
