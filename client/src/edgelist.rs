@@ -613,14 +613,8 @@ struct GzipError {
 impl GzipError {
     /// The decoder's own error within `e`, for a message that says what it means itself.
     fn cause_of(e: io::Error) -> io::Error {
-        if !e.get_ref().is_some_and(|inner| inner.is::<GzipError>()) {
-            return e;
-        }
-        let inner = e
-            .into_inner()
-            .expect("an inner error")
-            .downcast::<GzipError>();
-        inner.expect("a GzipError").cause
+        e.downcast::<GzipError>()
+            .map_or_else(|e| e, |gzip| gzip.cause)
     }
 }
 
