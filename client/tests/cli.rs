@@ -325,6 +325,32 @@ fn load_query_and_errors() {
             && !err.contains("WebSocket is not available"),
         "{err}"
     );
+    // A command's files are read and checked before any server is contacted: with none
+    // answering and no token, the file's mistake is what is reported, and no identity is made.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = file(&dir, "bad.txt", b"1 2\n3 x\n");
+    let config = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (vec!["load", &bad], "line 2: `x` is not an unsigned integer"),
+        (vec!["label-vertices", &bad], "line 1: expected a vertex id"),
+        (
+            vec!["export", "out.txt"],
+            "name the edge file .csv or .csv.gz",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_graph"))
+            .args(["--server", "http://127.0.0.1:9"])
+            .args(&args)
+            .env("XDG_CONFIG_HOME", config.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(says),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!config.path().join("stdb-graph").exists());
 }
 
 /// Issue #18: a load interrupted by a crash of the server names, as the point to resume from,

@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use graph_client::edgelist::{read_edge_list, read_vertex_labels};
+use graph_client::edgelist::{EdgeList, VertexLabels, read_edge_list, read_vertex_labels};
 use graph_client::export::{ExportFiles, partial_path};
 use graph_client::graph::{
     ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, LoadProgress,
@@ -588,8 +588,67 @@ fn token_refused(e: &anyhow::Error) -> bool {
     })
 }
 
+/// What a command reads or checks on this machine before it contacts the server, so that a
+/// mistake there is reported even when no server answers, before an identity is made for it,
+/// and before anything is sent.
+enum Prepared {
+    /// `graph load`'s file: its row count, its distinct edges from `--resume-from` on in the
+    /// order they are sent, and how many distinct edges it has.
+    Load {
+        rows: usize,
+        rest: EdgeList,
+        total: usize,
+    },
+    /// `graph label-vertices`' file.
+    Labels(VertexLabels),
+    /// `graph export`'s destinations, checked.
+    Export {
+        file: PathBuf,
+        vertices: Option<PathBuf>,
+    },
+    Nothing,
+}
+
+fn prepare(command: &Command) -> anyhow::Result<Prepared> {
+    Ok(match command {
+        Command::Load {
+            file, resume_from, ..
+        } => {
+            // The whole file is parsed first: a malformed line stops the load before any call.
+            let rows = read_edge_list(file)?;
+            // Sent distinct and in (src, dst) order, which keeps each vertex's arcs together in
+            // the table; progress and --resume-from count in that order.
+            let mut rest = rows.sorted();
+            if let Some(conflict) = rest.conflict_error(file) {
+                anyhow::bail!("{conflict}. Nothing was sent");
+            }
+            let total = rest.len();
+            // Past the end is a hint from another file or a typo: loading nothing would hide it.
+            anyhow::ensure!(
+                *resume_from <= total,
+                "--resume-from {resume_from} is past the end: {} has {total} distinct edges",
+                file.display()
+            );
+            rest.skip_first(*resume_from);
+            Prepared::Load {
+                rows: rows.len(),
+                rest,
+                total,
+            }
+        }
+        // The whole file is parsed first: a malformed line stops before any call.
+        Command::LabelVertices { file } => Prepared::Labels(read_vertex_labels(file)?),
+        Command::Export { file, vertices, .. } => {
+            let (file, vertices) = ExportFiles::destinations(file, vertices.as_deref())?;
+            Prepared::Export { file, vertices }
+        }
+        _ => Prepared::Nothing,
+    })
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
+    let prepared = prepare(&cli.command)?;
     let token = match &g.token {
         Some(token) => token.clone(),
         None => token_store::token_for(&Server::new(&g.server))?,
@@ -640,8 +699,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     match cli.command {
         Command::LabelVertices { file } => {
-            // The whole file is parsed first: a malformed line stops before any call.
-            let list = read_vertex_labels(&file)?;
+            let Prepared::Labels(list) = prepared else {
+                unreachable!("`graph label-vertices` prepares its file")
+            };
             ctrlc::set_handler(|| {
                 eprintln!(
                     "\ninterrupted: some calls may have labelled their vertices; re-run the same \
@@ -673,29 +733,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Load {
             file,
-            resume_from,
+            resume_from: skip,
             batch,
             in_flight,
             no_bulk,
         } => {
-            // The whole file is parsed first: a malformed line stops the load before any call.
-            let rows = read_edge_list(&file)?;
-            let summary = rows.summary();
-            // Sent distinct and in (src, dst) order, which keeps each vertex's arcs together in
-            // the table; progress and --resume-from count in that order.
-            let mut rest = rows.sorted();
-            if let Some(conflict) = rest.conflict_error(&file) {
-                anyhow::bail!("{conflict}. Nothing was sent");
-            }
-            let total = rest.len();
-            // Past the end is a hint from another file or a typo: loading nothing would hide it.
-            anyhow::ensure!(
-                resume_from <= total,
-                "--resume-from {resume_from} is past the end: {} has {total} distinct edges",
-                file.display()
-            );
-            let skip = resume_from;
-            rest.skip_first(skip);
+            let Prepared::Load { rows, rest, total } = prepared else {
+                unreachable!("`graph load` prepares its file")
+            };
             let bar = ProgressBar::new(total as u64).with_style(ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} edges ({per_sec})",
             )?);
@@ -784,7 +829,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "{}",
                     json!({
                         "file": file,
-                        "rows": summary.edges,
+                        "rows": rows,
                         "sent": outcome.sent,
                         "new_edges": outcome.new_edges,
                         "already_present": outcome.already_present(),
@@ -797,7 +842,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 out!(
                     "loaded {} from {}: sent {}, {}; the graph now has {} vertices and {} edges",
-                    count_of(summary.edges as usize, "row", "rows"),
+                    count_of(rows, "row", "rows"),
                     file.display(),
                     count_of(outcome.sent as usize, "distinct edge", "distinct edges"),
                     // Counted by the graph's growth, in which other clients' writes count too
@@ -1080,12 +1125,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Export {
-            file,
-            vertices,
-            page,
-        } => {
-            let (file, vertices) = ExportFiles::destinations(&file, vertices.as_deref())?;
+        Command::Export { page, .. } => {
+            let Prepared::Export { file, vertices } = prepared else {
+                unreachable!("`graph export` prepares its files' names")
+            };
             // Ctrl-C gives the export up: its files under their `.partial` names go too (a
             // file already complete stays).
             let partials: Vec<PathBuf> = std::iter::once(&file)
