@@ -717,6 +717,15 @@ pub fn parse_edge_list<R: BufRead>(
     Ok(edges)
 }
 
+/// The 1-based lines of the edge-list file at `path` that give the edge `src → dst` (the file is
+/// read again: rows keep no line numbers), to name them in an error the server reports.
+pub fn lines_of_edge(path: &Path, src: u64, dst: u64) -> Result<Vec<u64>, EdgeListError> {
+    Ok(rows_of_edge(path, src, dst)?
+        .into_iter()
+        .map(|(line, _, _)| line)
+        .collect())
+}
+
 /// The rows of the file at `path` that give the edge `src → dst`: each one's 1-based line, label
 /// and weight (read again to name them in an error: rows keep no line numbers).
 fn rows_of_edge(path: &Path, src: u64, dst: u64) -> Result<Vec<(u64, String, f32)>, EdgeListError> {

@@ -688,14 +688,26 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
     assert!(err.contains("unknown edge label `a`"), "{err}");
 
     // An edge stored with another label is refused by the server; re-sending cannot help.
+    // The error names the file's lines that give that edge.
     let clash = file(&dir, "clash.csv", b"1,2,rail,5\n");
     let err = cli.fails(&["load", &clash]);
     assert!(
         err.contains("fix what the error names")
-            && err.contains("acknowledged none of the 1 edges")
+            && err.contains(&format!("{clash}: line 1 gives it\n"))
+            && err.contains("did not acknowledge the edge")
             && !err.contains("--resume-from"),
         "{err}"
     );
+    let clash = file(&dir, "clash.txt", b"# comment\n5 6\n1 2\n1 2\n");
+    for transport in ["ws", "http"] {
+        let err = cli.fails(&["--transport", transport, "load", &clash]);
+        assert!(
+            err.contains("edge 1 → 2 exists with label `road`")
+                && err.contains(&format!("{clash}: lines 3, 4 give it\n"))
+                && err.contains("acknowledged none of the 2 edges"),
+            "{transport}: {err}"
+        );
+    }
 
     // A file that gives one edge two labels (or weights) is refused whole, naming its lines.
     let before = cli.json(&["stats"]);

@@ -4,7 +4,9 @@
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use graph_client::edgelist::{EdgeList, VertexLabels, read_edge_list, read_vertex_labels};
+use graph_client::edgelist::{
+    EdgeList, VertexLabels, lines_of_edge, read_edge_list, read_vertex_labels,
+};
 use graph_client::export::{ExportFiles, partial_path};
 use graph_client::graph::{
     ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, LoadProgress,
@@ -16,7 +18,7 @@ use graph_client::watch::{Change, WatchedEdge, watch};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -381,8 +383,10 @@ fn run_watch(
                         if reconnected { "reconnected, " } else { "" },
                         vertex.map(|v| format!(" vertex {v}")).unwrap_or_default(),
                         meta.map(|m| format!(
-                            "{} vertices, {} edges, version {}",
-                            m.vertices, m.edges, m.version
+                            "{}, {}, version {}",
+                            n_vertices(m.vertices),
+                            n_edges(m.edges),
+                            m.version
                         ))
                         .unwrap_or_else(|| "no graph_meta row yet".into()),
                         match vertex {
@@ -402,8 +406,10 @@ fn run_watch(
             Change::Meta(m) => (
                 json!({"event": "meta", "graph": meta_json(m)}),
                 format!(
-                    "version {}: {} vertices, {} edges",
-                    m.version, m.vertices, m.edges
+                    "version {}: {}, {}",
+                    m.version,
+                    n_vertices(m.vertices),
+                    n_edges(m.edges)
                 ),
             ),
             Change::EdgeInserted(e) => (
@@ -440,11 +446,43 @@ fn run_watch(
 /// What the server acknowledged of a load, in the order `graph load` sends the edges.
 fn acknowledged_text(at: usize, total: usize) -> String {
     match at {
+        0 if total == 1 => "the server did not acknowledge the edge".to_string(),
         0 => format!("the server acknowledged none of the {total} edges"),
         _ => format!(
             "the server acknowledged the first {at} of the {total} edges, in the order `graph \
              load` sends them"
         ),
+    }
+}
+
+/// Where `file` gives the edge a load's call was refused for because the graph stores it with
+/// another label or weight, as a line of the error (empty for any other error). The module's
+/// message names the edge: "edge S → D exists with …".
+fn lines_refused(error: &ClientError, file: &Path) -> String {
+    let ClientError::ReducerFailed { message, .. } = error else {
+        return String::new();
+    };
+    let ends = || {
+        let (before, _) = message.split_once(" exists with ")?;
+        let (src, dst) = before.rsplit_once("edge ")?.1.split_once(" → ")?;
+        Some((src.parse().ok()?, dst.parse().ok()?))
+    };
+    let Some((src, dst)) = ends() else {
+        return String::new();
+    };
+    match lines_of_edge(file, src, dst).as_deref() {
+        Ok([line]) => format!("{}: line {line} gives it\n", file.display()),
+        Ok(lines @ [_, ..]) => {
+            let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
+            let more = if lines.len() > 5 { ", …" } else { "" };
+            format!(
+                "{}: lines {}{more} give it\n",
+                file.display(),
+                shown.join(", ")
+            )
+        }
+        // Not found (a pipe, or a file changed since): the edge named above is all there is.
+        _ => String::new(),
     }
 }
 
@@ -500,6 +538,14 @@ fn spaced(list: &[String]) -> String {
 /// `n` and the noun for that many: `1 out-edge`, `3 out-edges`.
 fn count_of(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn n_vertices(n: u64) -> String {
+    count_of(n as usize, "vertex", "vertices")
+}
+
+fn n_edges(n: u64) -> String {
+    count_of(n as usize, "edge", "edges")
 }
 
 fn edge_json(e: &WatchedEdge) -> Value {
@@ -724,10 +770,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     false => format!(" (named by {})", count_of(list.len(), "row", "rows")),
                 };
                 out!(
-                    "labelled {}{rows} in {}; the graph has {} vertices",
+                    "labelled {}{rows} in {}; the graph has {}",
                     count_of(labelled, "vertex", "vertices"),
                     count_of(calls, "call", "calls"),
-                    info.vertices
+                    n_vertices(info.vertices)
                 );
             }
         }
@@ -815,8 +861,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         ),
                     };
                     anyhow::bail!(
-                        "{lost}{}\n{}; {next}{}{}",
+                        "{lost}{}\n{}{}; {next}{}{}",
                         e.source,
+                        lines_refused(&e.source, &file),
                         acknowledged_text(at, total),
                         resume_text(at),
                         bulk_text(bulk.load(Ordering::SeqCst)),
@@ -841,7 +888,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "loaded {} from {}: sent {}, {}; the graph now has {} vertices and {} edges",
+                    "loaded {} from {}: sent {}, {}; the graph now has {} and {}",
                     count_of(rows, "row", "rows"),
                     file.display(),
                     count_of(outcome.sent as usize, "distinct edge", "distinct edges"),
@@ -849,9 +896,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     // (`others_wrote` is true only where that is certain).
                     if outcome.others_wrote {
                         format!(
-                            "and the graph gained {} edges meanwhile, other clients' writes \
+                            "and the graph gained {} meanwhile, other clients' writes \
                              included",
-                            outcome.new_edges
+                            n_edges(outcome.new_edges)
                         )
                     } else {
                         format!(
@@ -860,8 +907,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                             outcome.already_present()
                         )
                     },
-                    info.vertices,
-                    info.edges
+                    n_vertices(info.vertices),
+                    n_edges(info.edges)
                 );
                 if outcome.finish_calls > 0 {
                     out!(
@@ -886,10 +933,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 out!("no bulk load was under way");
             } else {
                 out!(
-                    "finished the bulk load in {}: the graph has {} vertices and {} edges",
+                    "finished the bulk load in {}: the graph has {} and {}",
                     count_of(calls as usize, "call", "calls"),
-                    info.vertices,
-                    info.edges
+                    n_vertices(info.vertices),
+                    n_edges(info.edges)
                 );
             }
         }
@@ -920,15 +967,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "was not there"
                 };
                 out!(
-                    "{a} → {b} {was}: nothing changed; the graph has {} edges",
-                    info.edges
+                    "{a} → {b} {was}: nothing changed; the graph has {}",
+                    n_edges(info.edges)
                 );
             } else {
                 // The graph changed, but perhaps only by another writer: say what is certain.
                 let now = if adding { "is in" } else { "is not in" };
                 out!(
-                    "{a} → {b} {now} the graph now; it has {} edges, version {}",
-                    info.edges,
+                    "{a} → {b} {now} the graph now; it has {}, version {}",
+                    n_edges(info.edges),
                     info.version
                 );
             }
@@ -944,10 +991,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "{v} and its edges are not in the graph now; it has {} vertices, {} edges, \
-                     version {}",
-                    info.vertices,
-                    info.edges,
+                    "{v} and its edges are not in the graph now; it has {}, {}, version {}",
+                    n_vertices(info.vertices),
+                    n_edges(info.edges),
                     info.version
                 );
             }
@@ -992,7 +1038,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     json!({"start": v, "visited": r.visited, "levels": r.levels, "vertices": r.vertices, "stats": to_sats_json(&r.stats)})
                 );
             } else {
-                out!("visited {} vertices from {v} ({dir})", r.visited);
+                out!("visited {} from {v} ({dir})", n_vertices(r.visited));
                 for (d, n) in r.levels.iter().enumerate() {
                     out!("  depth {d}: {n}");
                 }
@@ -1018,9 +1064,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "visited {} vertices from {v} ({dir}), the deepest {} hops away",
-                    r.visited,
-                    r.deepest
+                    "visited {} from {v} ({dir}), the deepest {} away",
+                    n_vertices(r.visited),
+                    count_of(r.deepest as usize, "hop", "hops")
                 );
                 let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
                 out!("first {} in preorder:{}", r.vertices.len(), spaced(&list));
@@ -1203,15 +1249,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "checked {} vertices and {} edges at version {} in {} µs: {}",
-                    report.vertices,
-                    report.edges,
+                    "checked {} and {} at version {} in {} µs: {}",
+                    n_vertices(report.vertices),
+                    n_edges(report.edges),
                     report.meta.version,
                     report.took_us,
                     if report.problems == 0 {
                         "consistent".to_string()
                     } else {
-                        format!("{} problems", report.problems)
+                        count_of(report.problems as usize, "problem", "problems")
                     }
                 );
                 for problem in &report.listed {
@@ -1258,9 +1304,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 out!(
-                    "{} vertices, {} edges, version {}; at most {} may hold a snapshot{}",
-                    info.vertices,
-                    info.edges,
+                    "{}, {}, version {}; at most {} may hold a snapshot{}",
+                    n_vertices(info.vertices),
+                    n_edges(info.edges),
                     info.version,
                     count_of(full.policy.max_snapshots as usize, "instance", "instances"),
                     if full.policy.build_for_small_traversals {
