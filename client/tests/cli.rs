@@ -961,15 +961,27 @@ fn watch_carries_on_after_a_host_restart() {
     assert!(stderr.contains("connecting again"), "{stderr}");
 }
 
-/// Runs the CLI with `args` and sends it SIGINT (Ctrl-C) a second later; its output.
-fn interrupted_after_a_second(cli: &Cli, args: &[&str]) -> std::process::Output {
-    let child = cli
+/// Runs the CLI with `args` and sends it SIGINT (Ctrl-C) once `under_way` says its work has
+/// begun (a fixed delay is too short on a busy machine); its output.
+fn interrupted_once(
+    cli: &Cli,
+    args: &[&str],
+    under_way: impl Fn() -> bool,
+) -> std::process::Output {
+    let mut child = cli
         .command(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1_000));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !under_way() {
+        assert!(
+            std::time::Instant::now() < deadline && child.try_wait().unwrap().is_none(),
+            "graph {args:?} ended or did not begin within a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -987,7 +999,12 @@ fn an_interrupted_export_leaves_nothing() {
     cli.json(&["load", &file(&dir, "chain.txt", edges.as_bytes())]);
     let out = dir.path().join("e.csv");
     // A page per edge: 20,000 transactions, seconds of exporting.
-    let done = interrupted_after_a_second(&cli, &["export", out.to_str().unwrap(), "--page", "1"]);
+    let partial = dir.path().join("e.csv.partial");
+    let done = interrupted_once(
+        &cli,
+        &["export", out.to_str().unwrap(), "--page", "1"],
+        || partial.exists(),
+    );
     let stderr = String::from_utf8_lossy(&done.stderr);
     assert_eq!(done.status.code(), Some(130), "{stderr}");
     let left: Vec<_> = std::fs::read_dir(dir.path())
@@ -1083,9 +1100,12 @@ fn an_interrupted_load_says_where_to_resume() {
         .map(|i| format!("{} {}\n", i % 5_000, (i * 7_919 + 1) % 100_003))
         .collect();
     let snap = file(&dir, "big.txt", edges.as_bytes());
-    let out = interrupted_after_a_second(
+    let out = interrupted_once(
         &cli,
         &["load", &snap, "--batch", "10", "--transport", "http"],
+        // Two calls stored: the first one's answer has arrived (over HTTP the second is sent
+        // only then), so the hint has a point to resume from.
+        || cli.json(&["stats"])["edges"].as_u64() >= Some(20),
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
