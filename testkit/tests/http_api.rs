@@ -368,6 +368,37 @@ fn sql_and_procedure_writes_are_acknowledged_once_durable() {
     assert_eq!(sql("?confirmed=maybe"), 400);
 }
 
+/// The engine's guard against costly ad-hoc SQL, `SET row_limit = N`, refuses other identities'
+/// queries that would scan more rows. 2.14 writes `SET` as an insert into `st_var`, so a limit
+/// once set cannot be set to another value (the README says so, with the way out: delete it).
+#[test]
+fn the_row_limit_is_changed_by_deleting_it_first() {
+    let host = TestHost::start();
+    let (_, owner) = host.client();
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    for i in 0..20 {
+        let insert = format!("INSERT INTO note (id, text) VALUES (0, 'note {i}')");
+        owner.sql("conf", &insert).unwrap();
+    }
+    let (_, stranger) = host.client();
+    let select = "SELECT * FROM note";
+    assert!(stranger.sql("conf", select).is_ok());
+    owner.sql("conf", "SET row_limit = 5").unwrap();
+    let refused = stranger.sql("conf", select).unwrap_err().to_string();
+    assert!(refused.contains("exceeds limit (5 rows)"), "{refused}");
+    // The owner's own queries are not limited; the same value again changes nothing.
+    assert!(owner.sql("conf", select).is_ok());
+    owner.sql("conf", "SET row_limit = 5").unwrap();
+    let refused = owner.sql("conf", "SET row_limit = 1000").unwrap_err();
+    assert!(refused.to_string().contains("st_var"), "{refused}");
+    owner
+        .sql("conf", "DELETE FROM st_var WHERE name = 'row_limit'")
+        .unwrap();
+    assert!(stranger.sql("conf", select).is_ok());
+    owner.sql("conf", "SET row_limit = 1000").unwrap();
+    assert!(stranger.sql("conf", select).is_ok());
+}
+
 /// What the official CLI's `spacetime publish` does to update a database: it asks
 /// `pre_publish` for the migration plan (the owner only), and a plan that breaks clients is
 /// published with `?policy=BreakClients&token=` the token of that plan. Without the token, or
