@@ -571,14 +571,16 @@ impl GraphDb {
         check_batch("add_labelled_edges", src.len())?;
         let not_finite = weights.iter().position(|w| !w.is_finite());
         if let Some(i) = not_finite.filter(|_| self.transport() == TransportKind::Http) {
-            let ends = match (src.get(i), dst.get(i)) {
-                (Some(s), Some(d)) => format!(" ({s} → {d})"),
-                _ => String::new(),
+            // Named as the module names it.
+            let edge = match (src.get(i), dst.get(i)) {
+                (Some(s), Some(d)) if src.len() == 1 => format!("edge {s} → {d}"),
+                (Some(s), Some(d)) => format!("edge {i} ({s} → {d})"),
+                _ => format!("edge {i}"),
             };
             return Err(ClientError::NotSent {
                 function: "add_labelled_edges".into(),
                 message: format!(
-                    "edge {i}{ends} has weight {}: weights must be finite and non-negative",
+                    "{edge} has weight {}: weights must be finite and non-negative",
                     weights[i]
                 ),
             });

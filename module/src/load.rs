@@ -181,7 +181,8 @@ pub fn add_labelled_edges(
             None => NO_LABEL,
             Some(&at) => *ids.get(at as usize).ok_or_else(|| {
                 format!(
-                    "edge {i} ({s} → {d}) names label {at}, but label_names has only {} names",
+                    "{} names label {at}, but label_names has only {} names",
+                    edge_at(i, n, s, d),
                     ids.len()
                 )
             })?,
@@ -191,8 +192,9 @@ pub fn add_labelled_edges(
         let weight = weights.get(i).copied().unwrap_or(1.0) + 0.0;
         if !weight.is_finite() || weight < 0.0 {
             return Err(format!(
-                "edge {i} ({s} → {d}) has weight {weight}: weights must be finite and non-negative \
-                 (a stored weight is an f32: at most 3.4e38; larger numbers arrive as inf)"
+                "{} has weight {weight}: weights must be finite and non-negative (a stored \
+                 weight is an f32: at most 3.4e38; larger numbers arrive as inf)",
+                edge_at(i, n, s, d)
             ));
         }
         edges.push(Arc {
@@ -346,6 +348,15 @@ fn given_twice(ctx: &ReducerContext, a: &Arc, b: &Arc) -> String {
 }
 
 /// The error for an arc `given` whose ends are stored as `existing`, with other attributes.
+/// How an error names the `i`th of a call's `n` edges, `s → d`: by its place in the call too
+/// when the call has several.
+fn edge_at(i: usize, n: usize, s: u64, d: u64) -> String {
+    match n {
+        1 => format!("edge {s} → {d}"),
+        _ => format!("edge {i} ({s} → {d})"),
+    }
+}
+
 fn stored_otherwise(ctx: &ReducerContext, existing: &Arc, given: &Arc) -> String {
     format!(
         "edge {} → {} exists with {}; this call gives it {}: remove it first to change it",

@@ -284,6 +284,9 @@ fn check_refusals(db: &GraphDb, transport: &str) {
             "{transport} {bad}: {r:?}"
         );
         refused(r, "edge 1 (6 → 7) has weight");
+        // A call of one edge names it by its ends only.
+        let r = db.add_labelled_edges(&[6], &[7], &names, &[0], &[bad]);
+        refused(r, "edge 6 → 7 has weight");
     }
     // An existing edge with another weight, or another label; an unlabelled re-add of it.
     refused(

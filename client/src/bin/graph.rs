@@ -1040,7 +1040,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             } else {
                 out!("visited {} from {v} ({dir})", n_vertices(r.visited));
                 for (d, n) in r.levels.iter().enumerate() {
-                    out!("  depth {d}: {n}");
+                    out!("  depth {d}: {}", n_vertices(*n));
                 }
                 let list: Vec<String> = r.vertices.iter().map(u64::to_string).collect();
                 out!("first {}:{}", r.vertices.len(), spaced(&list));
@@ -1265,8 +1265,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 if let Some(from) = unchecked_from {
                     out!(
-                        "a bulk load is under way: the vertices from id {from} on have no rows or \
-                         degrees yet (`graph finish-load` writes them), so only those below were checked"
+                        "a bulk load is under way: the vertices from id {from} on may have no \
+                         rows or exact degrees yet (`graph finish-load` writes them), so only the \
+                         degrees of those below were compared"
                     );
                 }
             }
