@@ -961,11 +961,12 @@ fn watch_carries_on_after_a_host_restart() {
     assert!(stderr.contains("connecting again"), "{stderr}");
 }
 
-/// Runs the CLI with `args` and sends it SIGINT (Ctrl-C) once `under_way` says its work has
-/// begun (a fixed delay is too short on a busy machine); its output.
+/// Runs the CLI with `args` and sends it `signal` (`INT`: Ctrl-C) once `under_way` says its
+/// work has begun (a fixed delay is too short on a busy machine); its output.
 fn interrupted_once(
     cli: &Cli,
     args: &[&str],
+    signal: &str,
     under_way: impl Fn() -> bool,
 ) -> std::process::Output {
     let mut child = cli
@@ -983,14 +984,15 @@ fn interrupted_once(
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{signal}"), &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     child.wait_with_output().unwrap()
 }
 
-/// Ctrl-C during an export gives it up and leaves no file behind, complete or partial.
+/// Ctrl-C during an export gives it up and leaves no file behind, complete or partial; so do
+/// SIGTERM (`timeout`, a service manager) and SIGHUP (a closed terminal).
 #[test]
 fn an_interrupted_export_leaves_nothing() {
     let (_host, cli) = Cli::on_a_new_host();
@@ -1000,18 +1002,25 @@ fn an_interrupted_export_leaves_nothing() {
     let out = dir.path().join("e.csv");
     // A page per edge: 20,000 transactions, seconds of exporting.
     let partial = dir.path().join("e.csv.partial");
-    let done = interrupted_once(
-        &cli,
-        &["export", out.to_str().unwrap(), "--page", "1"],
-        || partial.exists(),
-    );
-    let stderr = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(done.status.code(), Some(130), "{stderr}");
-    let left: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(left, ["chain.txt"], "{stderr}");
+    for signal in ["INT", "TERM", "HUP"] {
+        let done = interrupted_once(
+            &cli,
+            &["export", out.to_str().unwrap(), "--page", "1"],
+            signal,
+            || partial.exists(),
+        );
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(130), "{signal}: {stderr}");
+        assert!(
+            stderr.contains("partial files removed"),
+            "{signal}: {stderr}"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["chain.txt"], "{signal}: {stderr}");
+    }
 }
 
 /// A host stopped (SIGTERM) while a load over the WebSocket has calls in flight: the CLI fails
@@ -1103,6 +1112,7 @@ fn an_interrupted_load_says_where_to_resume() {
     let out = interrupted_once(
         &cli,
         &["load", &snap, "--batch", "10", "--transport", "http"],
+        "INT",
         // Two calls stored: the first one's answer has arrived (over HTTP the second is sent
         // only then), so the hint has a point to resume from.
         || cli.json(&["stats"])["edges"].as_u64() >= Some(20),
