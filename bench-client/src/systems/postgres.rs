@@ -233,6 +233,12 @@ fn count(n: i64) -> anyhow::Result<u64> {
     u64::try_from(n).map_err(|_| anyhow!("negative count {n}"))
 }
 
+/// How long one query may run (`statement_timeout`), as FalkorDB's `TIMEOUT`: a query that
+/// runs out is reported as failed and the run goes on. Without it, a full BFS of a 100,000-leaf
+/// star (whose one `src` value leads the planner's generic plan to a sequential scan per
+/// vertex) ran for more than 15 minutes, and the run wrote no report. The load sets none.
+const QUERY_TIMEOUT: &str = "300s";
+
 impl Postgres {
     /// Connects with a libpq-style string such as `host=127.0.0.1 port=5433 user=postgres
     /// dbname=postgres` (what `scripts/peers start postgres` prints), and creates pgRouting in
@@ -245,6 +251,7 @@ impl Postgres {
             )
         })?;
         let pgrouting = pgrouting(&mut client)?;
+        client.batch_execute(&format!("SET statement_timeout = '{QUERY_TIMEOUT}'"))?;
         Ok(Postgres {
             client,
             conn: conn.to_string(),
@@ -341,6 +348,7 @@ impl System for Postgres {
         progress: &mut dyn FnMut(usize),
     ) -> anyhow::Result<()> {
         let mut tx = self.client.transaction()?;
+        tx.batch_execute("SET LOCAL statement_timeout = 0")?;
         let mut copy = BinaryCopyInWriter::new(
             tx.copy_in("COPY vertex (id) FROM STDIN (FORMAT binary)")?,
             &[Type::INT8],
@@ -376,8 +384,11 @@ impl System for Postgres {
         .context("indexing the graph (are the edges distinct and the store cleared?)")?;
         tx.commit()?;
         // VACUUM refuses to run in a transaction, so it is a statement of its own.
+        self.client.batch_execute("SET statement_timeout = 0")?;
         self.client
             .batch_execute("VACUUM (FREEZE, ANALYZE) vertex, edge")?;
+        self.client
+            .batch_execute(&format!("SET statement_timeout = '{QUERY_TIMEOUT}'"))?;
         Ok(())
     }
 
