@@ -714,7 +714,10 @@ fn main() -> anyhow::Result<()> {
     };
 
     let report = Report {
-        environment: environment(&args, command, dir, summary),
+        environment: Environment {
+            path_pairs: answers.pair_mix(&pairs, dir),
+            ..environment(&args, command, dir, summary)
+        },
         loads: stores.into_loads(),
         systems: descriptions.into_iter().chain(skips).collect(),
         results,
@@ -1114,6 +1117,7 @@ fn environment(
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
         memory_gib: memory_kib / (1024.0 * 1024.0),
         date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        path_pairs: None,
     }
 }
 

@@ -7,8 +7,10 @@
 //! the system and on whether it ran first, so checking after the clock stopped would not be
 //! enough to keep the check out of the figures.
 
+use crate::report::model::PairMix;
 use crate::system::{Query, Reply};
 use anyhow::{bail, ensure};
+use graph_client::graph::Direction;
 use graph_reference::ReferenceGraph;
 use graph_reference::{Follow, LabelledGraph};
 use std::collections::HashMap;
@@ -115,6 +117,26 @@ impl<'a> Answers<'a> {
         })
     }
 
+    /// What the shortest-path `pairs` ask, from the answers prepared for them in direction
+    /// `dir` (`None` if some were not prepared: the workload did not run).
+    pub fn pair_mix(&self, pairs: &[(u64, u64)], dir: Direction) -> Option<PairMix> {
+        let mut mix = PairMix::default();
+        for &(source, target) in pairs {
+            let query = Query::ShortestPath {
+                source,
+                target,
+                dir,
+            };
+            match self.expected.get(&query)? {
+                Expected::Hops(None) => mix.unknown += 1,
+                Expected::Hops(Some(None)) => mix.unreachable += 1,
+                Expected::Hops(Some(Some(_))) => mix.reachable += 1,
+                _ => return None,
+            }
+        }
+        Some(mix)
+    }
+
     fn labelled(&self, query: &Query) -> anyhow::Result<&'a LabelledGraph> {
         match self.labelled {
             Some(graph) => Ok(graph),
@@ -216,6 +238,51 @@ mod tests {
         answers.prepare([&query]).unwrap();
         assert_eq!(answers.verify(&query, &reply).is_ok(), now, "{query}");
         now
+    }
+
+    #[test]
+    fn the_pair_mix_counts_what_the_prepared_pairs_ask() {
+        let g = graph();
+        let pairs = [(1, 4), (1, 3), (4, 1), (5, 6), (1, 6), (1, 99), (99, 1)];
+        let mut answers = Answers::new(&g, None);
+        assert_eq!(answers.pair_mix(&pairs, Out), None, "nothing prepared");
+        let queries: Vec<Query> = pairs
+            .iter()
+            .map(|&(source, target)| Query::ShortestPath {
+                source,
+                target,
+                dir: Out,
+            })
+            .collect();
+        answers.prepare(&queries).unwrap();
+        let mix = |reachable, unreachable, unknown| {
+            Some(PairMix {
+                reachable,
+                unreachable,
+                unknown,
+            })
+        };
+        assert_eq!(answers.pair_mix(&pairs, Out), mix(3, 2, 2));
+        assert_eq!(
+            answers.pair_mix(&pairs, Both),
+            None,
+            "prepared for Out only"
+        );
+        // A graph of self-loops has no pair with a path: the sampler fills with unknown vertices.
+        let loops = ReferenceGraph::new((1..=30).map(|v| (v, v)));
+        let pairs = loops.sample_pairs(20, Out, 7);
+        let mut answers = Answers::new(&loops, None);
+        let queries: Vec<Query> = pairs
+            .iter()
+            .map(|&(source, target)| Query::ShortestPath {
+                source,
+                target,
+                dir: Out,
+            })
+            .collect();
+        answers.prepare(&queries).unwrap();
+        let m = answers.pair_mix(&pairs, Out).unwrap();
+        assert_eq!((m.reachable, m.unknown > m.unreachable), (0, true), "{m:?}");
     }
 
     #[test]

@@ -277,6 +277,18 @@ fn small_benchmark_runs_verified_and_reports() {
     );
     assert!(loads[0]["load"]["edges_per_second"].as_f64().unwrap() > 0.0);
     assert_eq!(report["environment"]["edges"], 88234);
+    // The fb-sized graph is connected: all 5 pairs have a path (a pair in twenty names an
+    // unknown vertex: none of 5); the heading says so.
+    assert_eq!(
+        report["environment"]["path_pairs"],
+        serde_json::json!({"reachable": 5, "unreachable": 0, "unknown": 0})
+    );
+    assert!(
+        stdout.contains(
+            "shortest-path pairs: 5 with a path, 0 without one, 0 naming an unknown vertex\n"
+        ),
+        "{stdout}"
+    );
     let samples = check_samples(out.path(), &report);
     // 20 calls each of the empty procedure and the empty reducer, over each transport, and
     // over the WebSocket without the SDK.

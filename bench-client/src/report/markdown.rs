@@ -50,6 +50,20 @@ pub fn heading(report: &Report) -> String {
         "dataset {} (seed {}): {} vertices, {} edges, max degree {}, mean degree {:.2}; direction {}\n",
         e.dataset, e.seed, e.vertices, e.edges, e.max_degree, e.mean_degree, e.direction
     );
+    if let Some(m) = e.path_pairs {
+        let _ = writeln!(
+            h,
+            "shortest-path pairs: {} with a path, {} without one, {} naming an unknown vertex{}",
+            m.reachable,
+            m.unreachable,
+            m.unknown,
+            if m.unknown > m.reachable + m.unreachable {
+                " (the graph gave too few of the others: these figures mostly time lookups of unknown vertices)"
+            } else {
+                ""
+            }
+        );
+    }
     for l in &report.loads {
         let shared = if l.shared_by.is_empty() {
             String::new()

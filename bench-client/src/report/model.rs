@@ -54,6 +54,20 @@ pub struct Environment {
     pub cores: usize,
     pub memory_gib: f64,
     pub date_utc: String,
+    /// What the shortest-path pairs ask (absent when that workload did not run).
+    #[serde(default)]
+    pub path_pairs: Option<PairMix>,
+}
+
+/// How many of the shortest-path pairs join two vertices with a path, two without one, or
+/// name a vertex the graph does not have: the sampler fills with the last kind where it finds
+/// too few of the others (a graph of self-loops has no pair with a path), so the figures of
+/// such a run mostly time lookups of unknown vertices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairMix {
+    pub reachable: u64,
+    pub unreachable: u64,
+    pub unknown: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -515,6 +529,7 @@ pub mod fixtures {
                 cores: 2,
                 memory_gib: 8.0,
                 date_utc: "2026-01-01T00:00:00Z".into(),
+                path_pairs: None,
             },
             loads: Vec::new(),
             systems: Vec::new(),
