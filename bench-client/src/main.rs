@@ -77,12 +77,14 @@ struct Args {
     /// Measured queries per Stage-2 benchmark.
     #[arg(long, default_value_t = 50, value_parser = at_least_one)]
     runs: usize,
-    /// Measured queries per Stage-2 full BFS benchmark (each visits the whole component).
-    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
-    bfs_runs: usize,
-    /// Measured queries per Stage-1 benchmark (each scans every edge).
-    #[arg(long, default_value_t = 5, value_parser = at_least_one)]
-    stage1_runs: usize,
+    /// Measured queries per Stage-2 full BFS benchmark (each visits the whole component)
+    /// [default: 10, or --runs if fewer]
+    #[arg(long, value_parser = at_least_one)]
+    bfs_runs: Option<usize>,
+    /// Measured queries per Stage-1 benchmark (each scans every edge) [default: 5, or --runs if
+    /// fewer]
+    #[arg(long, value_parser = at_least_one)]
+    stage1_runs: Option<usize>,
     /// Unmeasured queries before each benchmark.
     #[arg(long, default_value_t = 2)]
     warmup: usize,
@@ -91,8 +93,8 @@ struct Args {
     /// the figures measured with a pause; SpacetimeDB 2.14's WebSocket differs between the two.
     #[arg(long, default_value_t = 0.0)]
     idle_ms: f64,
-    /// Depth of the depth-bounded BFS.
-    #[arg(long, default_value_t = 3)]
+    /// Depth of the depth-bounded BFS (at most 1,000,000, the module's bound).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(..=1_000_000))]
     depth: u32,
     /// Comma-separated: neighbors, bfs, bfs-depth, path, bfs-labels (the depth-bounded BFS over
     /// a random half of the labels), bfs-labels-all (naming every label), wpath (least total
@@ -274,14 +276,26 @@ fn parse_system(s: &str) -> Result<String, String> {
     })
 }
 
+impl Args {
+    /// Measured full BFS queries: as given, else 10 or `--runs` if fewer.
+    fn bfs_runs(&self) -> usize {
+        self.bfs_runs.unwrap_or(self.runs.min(10))
+    }
+
+    /// Measured Stage-1 queries: as given, else 5 or `--runs` if fewer.
+    fn stage1_runs(&self) -> usize {
+        self.stage1_runs.unwrap_or(self.runs.min(5))
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     // Every benchmark asks about the first of the `--runs` sampled vertices and pairs.
     let full_bfs = args.workloads.contains(&Workload::BfsFull);
     let stage1 = args.systems.iter().any(|s| s.starts_with("stdb-stage1"));
     for (flag, n, used) in [
-        ("--bfs-runs", args.bfs_runs, full_bfs),
-        ("--stage1-runs", args.stage1_runs, stage1),
+        ("--bfs-runs", args.bfs_runs(), full_bfs),
+        ("--stage1-runs", args.stage1_runs(), stage1),
     ] {
         anyhow::ensure!(
             !used || n <= args.runs,
@@ -863,8 +877,8 @@ fn idle(args: &Args) -> Duration {
 /// `--bfs-runs` for a full BFS, which visits a whole component.
 fn plan(args: &Args, system: &str, workload: Workload) -> (usize, usize) {
     match system {
-        "stdb-stage1" | "stdb-stage1-reducer" => (0, args.stage1_runs),
-        _ if workload == Workload::BfsFull => (args.warmup, args.bfs_runs),
+        "stdb-stage1" | "stdb-stage1-reducer" => (0, args.stage1_runs()),
+        _ if workload == Workload::BfsFull => (args.warmup, args.bfs_runs()),
         _ => (args.warmup, args.runs),
     }
 }
@@ -1133,7 +1147,8 @@ fn recorded_command(args: impl IntoIterator<Item = String>) -> String {
             out.push("--token=<token>".into());
         } else {
             hide_next = arg == "--token";
-            out.push(arg);
+            // Quoted as a shell needs it to read the argument back (a NUL cannot be passed).
+            out.push(shlex::try_quote(&arg).map_or(arg.clone(), |q| q.into_owned()));
         }
     }
     out.join(" ")
@@ -1159,7 +1174,8 @@ fn snapshot_memory(
 
 #[cfg(test)]
 mod tests {
-    use super::recorded_command;
+    use super::{Args, recorded_command};
+    use clap::Parser;
 
     #[test]
     fn recorded_commands_hide_the_token() {
@@ -1175,5 +1191,36 @@ mod tests {
             recorded_command(args.map(String::from)),
             "graph-bench --token <token> --runs 3 --token=<token>"
         );
+    }
+
+    #[test]
+    fn recorded_commands_paste_back_into_a_shell() {
+        let args = [
+            "graph-bench",
+            "--postgres",
+            "host=h port=5 user='pg'",
+            "--runs",
+            "3",
+        ];
+        let recorded = recorded_command(args.map(String::from));
+        assert_eq!(
+            recorded,
+            r#"graph-bench --postgres "host=h port=5 user='pg'" --runs 3"#
+        );
+        assert_eq!(shlex::split(&recorded).unwrap(), args);
+    }
+
+    #[test]
+    fn full_bfs_and_stage1_runs_follow_a_smaller_runs() {
+        let parse = |args: &[&str]| Args::try_parse_from([&["graph-bench"], args].concat());
+        let few = parse(&["--runs", "3"]).unwrap();
+        assert_eq!((few.bfs_runs(), few.stage1_runs()), (3, 3));
+        let many = parse(&[]).unwrap();
+        assert_eq!((many.bfs_runs(), many.stage1_runs()), (10, 5));
+        let given = parse(&["--runs", "3", "--bfs-runs", "7"]).unwrap();
+        assert_eq!(given.bfs_runs(), 7, "refused later, as given");
+        // A depth the module refuses is refused before anything is loaded.
+        assert!(parse(&["--depth", "1000001"]).is_err());
+        assert!(parse(&["--depth", "1000000"]).is_ok());
     }
 }
