@@ -58,7 +58,8 @@ struct Args {
     #[arg(long, default_value = "dblp")]
     dataset: DatasetSpec,
     /// Give every edge one of K labels `l0` .. `l{K-1}` (seeded; weights are kept), as the
-    /// bfs-labels and bfs-labels-all workloads need.
+    /// bfs-labels and bfs-labels-all workloads need: their queries name those labels. Labels a
+    /// file gives are replaced.
     #[arg(long)]
     random_labels: Option<u32>,
     /// Before measuring each system, run one unmeasured full BFS: every system gets the same
@@ -321,7 +322,10 @@ fn main() -> anyhow::Result<()> {
     if let Some(w) = args.workloads.iter().find(|w| w.needs_labels())
         && args.random_labels.is_none()
     {
-        bail!("the {w} workload needs --random-labels K");
+        bail!(
+            "the {w} workload needs --random-labels K: its queries name the labels l0 .. l{{K-1}} \
+             it gives (a file's own labels are replaced)"
+        );
     }
     anyhow::ensure!(
         !edges.is_empty(),
@@ -1131,6 +1135,7 @@ fn environment(
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
         memory_gib: memory_kib / (1024.0 * 1024.0),
         date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        idle_ms: args.idle_ms,
         path_pairs: None,
     }
 }

@@ -289,6 +289,12 @@ fn small_benchmark_runs_verified_and_reports() {
         ),
         "{stdout}"
     );
+    // Measured back to back: the heading says what that means over the WebSocket.
+    assert_eq!(report["environment"]["idle_ms"], 0.0);
+    assert!(
+        stdout.contains("stdb's calls were made back to back"),
+        "{stdout}"
+    );
     let samples = check_samples(out.path(), &report);
     // 20 calls each of the empty procedure and the empty reducer, over each transport, and
     // over the WebSocket without the SDK.

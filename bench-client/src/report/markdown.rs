@@ -11,8 +11,11 @@ pub fn fmt_us(us: f64) -> String {
         format!("{:.2} s", us / 1e6)
     } else if us >= 1e3 {
         format!("{:.2} ms", us / 1e3)
-    } else {
+    } else if us >= 10.0 {
         format!("{us:.0} µs")
+    } else {
+        // The native floor's neighbor count takes well under a microsecond.
+        format!("{us:.2} µs")
     }
 }
 
@@ -50,6 +53,14 @@ pub fn heading(report: &Report) -> String {
         "dataset {} (seed {}): {} vertices, {} edges, max degree {}, mean degree {:.2}; direction {}\n",
         e.dataset, e.seed, e.vertices, e.edges, e.max_degree, e.mean_degree, e.direction
     );
+    let websocket = report.results.iter().any(|r| r.mode == "stage2");
+    if websocket && e.idle_ms == 0.0 {
+        h.push_str(
+            "stdb's calls were made back to back: over the 2.14 WebSocket such calls take about \
+             1 ms each whatever they do (the README's \"calls back to back\"); --idle-ms 3 \
+             measures calls made after a pause\n",
+        );
+    }
     if let Some(m) = e.path_pairs {
         let _ = writeln!(
             h,
@@ -309,6 +320,17 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
                 .map(|r| r.e2e.p50)
         });
     }
+    t.push_str(
+        "\n\"stdb vs best peer\" is the fastest peer's p50 divided by stdb's (the SDK's WebSocket): \
+         above 1×, stdb is faster.",
+    );
+    if floor {
+        t.push_str(
+            " \"stdb ÷ native floor\" is stdb's p50 divided by the floor's: how many times its \
+             limit stdb takes.",
+        );
+    }
+    t.push('\n');
     t
 }
 
@@ -432,6 +454,21 @@ mod tests {
     use super::*;
     use crate::report::model::fixtures::row;
 
+    /// The heading warns of the WebSocket's floor for calls back to back, and only then.
+    #[test]
+    fn the_heading_says_when_calls_were_back_to_back() {
+        let mut report = crate::report::model::fixtures::report(
+            vec![row("path", "stage2", [900.0; 4], None)],
+            Vec::new(),
+        );
+        assert!(heading(&report).contains("calls were made back to back"));
+        report.environment.idle_ms = 3.0;
+        assert!(!heading(&report).contains("back to back"));
+        report.environment.idle_ms = 0.0;
+        report.results[0].mode = "stage2-http".into();
+        assert!(!heading(&report).contains("back to back"));
+    }
+
     /// The native floor gets a column of its own: Stage 2's p50 over the floor's. It is not a
     /// peer, so "best peer" ignores it.
     #[test]
@@ -456,6 +493,12 @@ mod tests {
         };
         assert!(line("BFS full").ends_with("| 2.00× | 4.00× |"), "{t}");
         assert!(line("shortest path").ends_with("| – | 10.00× |"), "{t}");
+        // A legend says which way each ratio runs.
+        assert!(
+            t.contains("above 1×, stdb is faster") && t.contains("how many times its limit"),
+            "{t}"
+        );
+        assert_eq!(fmt_us(0.071), "0.07 µs");
         // Without the floor or a peer there is nothing to compare.
         assert_eq!(comparison(&results[..1], &[]), "");
         let floor_only = comparison(&results[..2], &[]);
