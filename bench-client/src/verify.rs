@@ -176,7 +176,8 @@ impl<'a> Answers<'a> {
                         && path.first() == Some(&source)
                         && path.last() == Some(&target)
                         && self.plain.is_path(path, dir),
-                    "{path:?} is not a shortest path from {source} to {target} ({want} hops)"
+                    "{} is not a shortest path from {source} to {target} ({want} hops)",
+                    shown(path)
                 );
                 Ok(())
             }
@@ -188,16 +189,49 @@ impl<'a> Answers<'a> {
                 );
                 ensure!(
                     path.first() == Some(&source) && path.last() == Some(&target),
-                    "{path:?} does not join {source} to {target}"
+                    "{} does not join {source} to {target}",
+                    shown(path)
                 );
                 match self.labelled(query)?.path_weight(path, dir, Follow::ALL) {
                     Some(w) if same_sum(w, *want) => Ok(()),
-                    Some(w) => bail!("{path:?} weighs {w}, the least weight is {want}"),
-                    None => bail!("{path:?} is not a path of the graph ({dir})"),
+                    Some(w) => bail!("{} weighs {w}, the least weight is {want}", shown(path)),
+                    None => bail!("{} is not a path of the graph ({dir})", shown(path)),
                 }
             }
+            (Expected::Levels(Some(want)), Reply::Levels(got)) => bail!(levels_differ(got, want)),
             (want, got) => bail!("got {got:?}, the reference expects {want:?}"),
         }
+    }
+}
+
+/// Where a BFS's level counts first differ from the reference's, readable when a BFS has
+/// 100,000 levels (a long chain), which listing both would not be.
+fn levels_differ(got: &[u64], want: &[u64]) -> String {
+    let at = (got.iter().zip(want))
+        .position(|(g, w)| g != w)
+        .unwrap_or(got.len().min(want.len()));
+    let level = |levels: &[u64]| match levels.get(at) {
+        None => "no level".to_string(),
+        Some(1) => "1 vertex".to_string(),
+        Some(n) => format!("{n} vertices"),
+    };
+    format!(
+        "got {} levels reaching {} vertices, the reference {} levels reaching {}; they first \
+         differ at depth {at}: {} there, the reference {}",
+        got.len(),
+        got.iter().sum::<u64>(),
+        want.len(),
+        want.iter().sum::<u64>(),
+        level(got),
+        level(want)
+    )
+}
+
+/// A path for a message: whole if short, else its ends and length.
+fn shown(path: &[u64]) -> String {
+    match path.len() {
+        0..=12 => format!("{path:?}"),
+        n => format!("{:?} … {:?} ({n} vertices)", &path[..5], &path[n - 5..]),
     }
 }
 
@@ -238,6 +272,31 @@ mod tests {
         answers.prepare([&query]).unwrap();
         assert_eq!(answers.verify(&query, &reply).is_ok(), now, "{query}");
         now
+    }
+
+    #[test]
+    fn long_answers_are_told_apart_briefly() {
+        let chain: Vec<u64> = vec![1; 100_000];
+        let mut cut = chain.clone();
+        cut.truncate(65_536);
+        let text = levels_differ(&cut, &chain);
+        assert_eq!(
+            text,
+            "got 65536 levels reaching 65536 vertices, the reference 100000 levels reaching \
+             100000; they first differ at depth 65536: no level there, the reference 1 vertex"
+        );
+        let mut off = chain.clone();
+        off[7] = 2;
+        assert!(
+            levels_differ(&off, &chain)
+                .ends_with("depth 7: 2 vertices there, the reference 1 vertex")
+        );
+        let path: Vec<u64> = (0..1000).collect();
+        assert_eq!(
+            shown(&path),
+            "[0, 1, 2, 3, 4] … [995, 996, 997, 998, 999] (1000 vertices)"
+        );
+        assert_eq!(shown(&path[..3]), "[0, 1, 2]");
     }
 
     #[test]
