@@ -301,19 +301,20 @@ mod tests {
 
     #[test]
     fn the_pair_mix_counts_what_the_prepared_pairs_ask() {
+        let paths = |pairs: &[(u64, u64)]| -> Vec<Query> {
+            (pairs.iter())
+                .map(|&(source, target)| Query::ShortestPath {
+                    source,
+                    target,
+                    dir: Out,
+                })
+                .collect()
+        };
         let g = graph();
         let pairs = [(1, 4), (1, 3), (4, 1), (5, 6), (1, 6), (1, 99), (99, 1)];
         let mut answers = Answers::new(&g, None);
         assert_eq!(answers.pair_mix(&pairs, Out), None, "nothing prepared");
-        let queries: Vec<Query> = pairs
-            .iter()
-            .map(|&(source, target)| Query::ShortestPath {
-                source,
-                target,
-                dir: Out,
-            })
-            .collect();
-        answers.prepare(&queries).unwrap();
+        answers.prepare(&paths(&pairs)).unwrap();
         let mix = |reachable, unreachable, unknown| {
             Some(PairMix {
                 reachable,
@@ -331,15 +332,7 @@ mod tests {
         let loops = ReferenceGraph::new((1..=30).map(|v| (v, v)));
         let pairs = loops.sample_pairs(20, Out, 7);
         let mut answers = Answers::new(&loops, None);
-        let queries: Vec<Query> = pairs
-            .iter()
-            .map(|&(source, target)| Query::ShortestPath {
-                source,
-                target,
-                dir: Out,
-            })
-            .collect();
-        answers.prepare(&queries).unwrap();
+        answers.prepare(&paths(&pairs)).unwrap();
         let m = answers.pair_mix(&pairs, Out).unwrap();
         assert_eq!((m.reachable, m.unknown > m.unreachable), (0, true), "{m:?}");
     }
