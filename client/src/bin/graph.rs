@@ -524,6 +524,14 @@ fn bulk_text(bulk: u8) -> &'static str {
     }
 }
 
+/// Ends the process after Ctrl-C, SIGTERM or SIGHUP (which ctrlc does not tell apart: each
+/// exits 130), saying what the interrupted command left. Written without `eprintln!`, which
+/// panics when stderr is gone (a hung-up terminal): the process must end all the same.
+fn interrupted(what: &str) -> ! {
+    let _ = writeln!(std::io::stderr(), "\ninterrupted: {what}");
+    std::process::exit(130)
+}
+
 /// What a load has left of a bulk load, for its hint: none, one perhaps under way (a call that
 /// begins or finishes it lost its answer), one under way.
 const NO_BULK: u8 = 0;
@@ -749,11 +757,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 unreachable!("`graph label-vertices` prepares its file")
             };
             ctrlc::set_handler(|| {
-                eprintln!(
-                    "\ninterrupted: some calls may have labelled their vertices; re-run the same \
-                     command (labelling is idempotent)"
-                );
-                std::process::exit(130);
+                interrupted(
+                    "some calls may have labelled their vertices; re-run the same command \
+                     (labelling is idempotent)",
+                )
             })?;
             let calls = db.load_vertex_labels(&list)?;
             let info = db.info()?;
@@ -808,13 +815,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let (on_interrupt, bulk_on_interrupt) = (acknowledged.clone(), bulk.clone());
             ctrlc::set_handler(move || {
                 let at = on_interrupt.load(Ordering::SeqCst);
-                eprintln!(
-                    "\ninterrupted: {}; re-run the same command (loading is idempotent){}{}",
+                interrupted(&format!(
+                    "{}; re-run the same command (loading is idempotent){}{}",
                     acknowledged_text(at, total),
                     resume_text(at),
                     bulk_text(bulk_on_interrupt.load(Ordering::SeqCst)),
-                );
-                std::process::exit(130);
+                ))
             })?;
             let result = db.load_with(&rest, plan, |progress| match progress {
                 LoadProgress::BulkLoad { certain } => bulk.store(
@@ -1185,8 +1191,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 for partial in &partials {
                     let _ = std::fs::remove_file(partial);
                 }
-                eprintln!("\ninterrupted: the export was given up and its partial files removed");
-                std::process::exit(130);
+                interrupted("the export was given up and its partial files removed")
             })?;
             let mut files = None;
             let (mut pages, mut max_hold_us) = (0u64, 0u64);
@@ -1219,11 +1224,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             } else {
                 let listed = match &vertices {
-                    Some(path) => format!(" and {count} vertices to {}", path.display()),
+                    Some(path) => format!(" and {} to {}", n_vertices(count), path.display()),
                     None => String::new(),
                 };
                 out!(
-                    "exported {edges} edges to {}{listed}, the graph at version {version}",
+                    "exported {} to {}{listed}, the graph at version {version}",
+                    n_edges(edges),
                     file.display()
                 );
                 if g.stats {
