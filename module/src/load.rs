@@ -347,7 +347,6 @@ fn given_twice(ctx: &ReducerContext, a: &Arc, b: &Arc) -> String {
     )
 }
 
-/// The error for an arc `given` whose ends are stored as `existing`, with other attributes.
 /// How an error names the `i`th of a call's `n` edges, `s → d`: by its place in the call too
 /// when the call has several.
 fn edge_at(i: usize, n: usize, s: u64, d: u64) -> String {
@@ -357,6 +356,7 @@ fn edge_at(i: usize, n: usize, s: u64, d: u64) -> String {
     }
 }
 
+/// The error for an arc `given` whose ends are stored as `existing`, with other attributes.
 fn stored_otherwise(ctx: &ReducerContext, existing: &Arc, given: &Arc) -> String {
     format!(
         "edge {} → {} exists with {}; this call gives it {}: remove it first to change it",
