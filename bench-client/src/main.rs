@@ -1135,21 +1135,24 @@ fn environment(
         cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
         memory_gib: memory_kib / (1024.0 * 1024.0),
         date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-        idle_ms: args.idle_ms,
+        idle_ms: Some(args.idle_ms),
         path_pairs: None,
     }
 }
 
-/// The command line as the report records it: the `--token` value (a secret that would sign
-/// requests as its identity) is replaced by `<token>`.
+/// The command line as the report records it, quoted so that it pastes back into a shell: the
+/// `--token` value (a secret that would sign requests as its identity) is replaced by
+/// `"$GRAPH_TOKEN"`, which the shell fills in from the environment.
+const TOKEN_PLACEHOLDER: &str = "\"$GRAPH_TOKEN\"";
+
 fn recorded_command(args: impl IntoIterator<Item = String>) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut hide_next = false;
     for arg in args {
         if std::mem::take(&mut hide_next) {
-            out.push("<token>".into());
+            out.push(TOKEN_PLACEHOLDER.into());
         } else if arg.starts_with("--token=") {
-            out.push("--token=<token>".into());
+            out.push(format!("--token={TOKEN_PLACEHOLDER}"));
         } else {
             hide_next = arg == "--token";
             // Quoted as a shell needs it to read the argument back (a NUL cannot be passed).
@@ -1194,7 +1197,7 @@ mod tests {
         ];
         assert_eq!(
             recorded_command(args.map(String::from)),
-            "graph-bench --token <token> --runs 3 --token=<token>"
+            r#"graph-bench --token "$GRAPH_TOKEN" --runs 3 --token="$GRAPH_TOKEN""#
         );
     }
 

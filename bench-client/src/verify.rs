@@ -118,7 +118,8 @@ impl<'a> Answers<'a> {
     }
 
     /// What the shortest-path `pairs` ask, from the answers prepared for them in direction
-    /// `dir` (`None` if some were not prepared: the workload did not run).
+    /// `dir` (`None` if some were not prepared: the workload did not run, or ran only on the
+    /// Stage-1 systems, which ask the first `--stage1-runs` of them).
     pub fn pair_mix(&self, pairs: &[(u64, u64)], dir: Direction) -> Option<PairMix> {
         let mut mix = PairMix::default();
         for &(source, target) in pairs {
@@ -199,7 +200,12 @@ impl<'a> Answers<'a> {
                 }
             }
             (Expected::Levels(Some(want)), Reply::Levels(got)) => bail!(levels_differ(got, want)),
-            (want, got) => bail!("got {got:?}, the reference expects {want:?}"),
+            (Expected::Levels(Some(want)), Reply::Reached(got)) => bail!(
+                "reached {got} vertices, the reference {} in {} levels",
+                want.iter().sum::<u64>(),
+                want.len()
+            ),
+            (want, got) => bail!("got {}, the reference expects {}", brief(got), brief(want)),
         }
     }
 }
@@ -225,6 +231,15 @@ fn levels_differ(got: &[u64], want: &[u64]) -> String {
         level(got),
         level(want)
     )
+}
+
+/// A reply or an expected answer for a message, its lists cut short (see [`shown`]).
+fn brief(answer: &impl std::fmt::Debug) -> String {
+    let text = format!("{answer:?}");
+    match text.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}… ({} characters)", &text[..cut], text.chars().count()),
+        None => text,
+    }
 }
 
 /// A path for a message: whole if short, else its ends and length.
@@ -297,6 +312,19 @@ mod tests {
             "[0, 1, 2, 3, 4] … [995, 996, 997, 998, 999] (1000 vertices)"
         );
         assert_eq!(shown(&path[..3]), "[0, 1, 2]");
+        // A full BFS that only counts what it reached, or any other mismatch, stays short too.
+        let g = graph();
+        let answers = Answers::new(&g, None);
+        let bfs = Query::Bfs {
+            start: 1,
+            dir: Out,
+            max_depth: None,
+        };
+        let err = answers.verify(&bfs, &Reached(3)).unwrap_err().to_string();
+        assert_eq!(err, "reached 3 vertices, the reference 4 in 3 levels");
+        let long = Path((0..100_000).collect());
+        let err = answers.verify(&bfs, &long).unwrap_err().to_string();
+        assert!(err.len() < 500 && err.contains("characters)"), "{err}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub fn fmt_us(us: f64) -> String {
         format!("{:.2} s", us / 1e6)
     } else if us >= 1e3 {
         format!("{:.2} ms", us / 1e3)
-    } else if us >= 10.0 {
+    } else if us >= 1.0 {
         format!("{us:.0} µs")
     } else {
         // The native floor's neighbor count takes well under a microsecond.
@@ -54,7 +54,7 @@ pub fn heading(report: &Report) -> String {
         e.dataset, e.seed, e.vertices, e.edges, e.max_degree, e.mean_degree, e.direction
     );
     let websocket = report.results.iter().any(|r| r.mode == "stage2");
-    if websocket && e.idle_ms == 0.0 {
+    if websocket && e.idle_ms == Some(0.0) {
         h.push_str(
             "stdb's calls were made back to back: over the 2.14 WebSocket such calls take about \
              1 ms each whatever they do (the README's \"calls back to back\"); --idle-ms 3 \
@@ -253,7 +253,8 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
         .map(|(s, _)| *s)
         .collect();
     let floor = present.contains(&NATIVE);
-    if !floor && !present.iter().any(|s| is_peer(s)) {
+    let peers = present.iter().any(|s| is_peer(s));
+    if !floor && !peers {
         return String::new();
     }
     let mut t = String::from("| metric (p50) |");
@@ -320,14 +321,16 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
                 .map(|r| r.e2e.p50)
         });
     }
-    t.push_str(
-        "\n\"stdb vs best peer\" is the fastest peer's p50 divided by stdb's (the SDK's WebSocket): \
-         above 1×, stdb is faster.",
-    );
+    if peers {
+        t.push_str(
+            "\n\"stdb vs best peer\" is the fastest peer's p50 divided by stdb's (the SDK's \
+             WebSocket): above 1×, stdb is faster.",
+        );
+    }
     if floor {
         t.push_str(
-            " \"stdb ÷ native floor\" is stdb's p50 divided by the floor's: how many times its \
-             limit stdb takes.",
+            "\n\"stdb ÷ native floor\" is stdb's p50 divided by the floor's: how far stdb is \
+             above its lower limit.",
         );
     }
     t.push('\n');
@@ -454,6 +457,17 @@ mod tests {
     use super::*;
     use crate::report::model::fixtures::row;
 
+    /// Whole microseconds (the engine's clock), but the native floor's sub-microsecond calls
+    /// with two decimals rather than as 0.
+    #[test]
+    fn times_below_a_microsecond_keep_two_decimals() {
+        assert_eq!(fmt_us(0.071), "0.07 µs");
+        assert_eq!(fmt_us(0.999), "1.00 µs");
+        assert_eq!(fmt_us(1.0), "1 µs");
+        assert_eq!(fmt_us(9.6), "10 µs");
+        assert_eq!(fmt_us(1_500.0), "1.50 ms");
+    }
+
     /// The heading warns of the WebSocket's floor for calls back to back, and only then.
     #[test]
     fn the_heading_says_when_calls_were_back_to_back() {
@@ -462,9 +476,14 @@ mod tests {
             Vec::new(),
         );
         assert!(heading(&report).contains("calls were made back to back"));
-        report.environment.idle_ms = 3.0;
+        report.environment.idle_ms = Some(3.0);
         assert!(!heading(&report).contains("back to back"));
-        report.environment.idle_ms = 0.0;
+        report.environment.idle_ms = None;
+        assert!(
+            !heading(&report).contains("back to back"),
+            "an older report"
+        );
+        report.environment.idle_ms = Some(0.0);
         report.results[0].mode = "stage2-http".into();
         assert!(!heading(&report).contains("back to back"));
     }
@@ -495,13 +514,13 @@ mod tests {
         assert!(line("shortest path").ends_with("| – | 10.00× |"), "{t}");
         // A legend says which way each ratio runs.
         assert!(
-            t.contains("above 1×, stdb is faster") && t.contains("how many times its limit"),
+            t.contains("above 1×, stdb is faster") && t.contains("above its lower limit"),
             "{t}"
         );
-        assert_eq!(fmt_us(0.071), "0.07 µs");
         // Without the floor or a peer there is nothing to compare.
         assert_eq!(comparison(&results[..1], &[]), "");
         let floor_only = comparison(&results[..2], &[]);
         assert!(floor_only.contains("| – | 4.00× |"), "{floor_only}");
+        assert!(!floor_only.contains("best peer\" is"), "{floor_only}");
     }
 }

@@ -54,9 +54,9 @@ pub struct Environment {
     pub cores: usize,
     pub memory_gib: f64,
     pub date_utc: String,
-    /// The quiet before every call (`--idle-ms`; 0: back to back).
+    /// The quiet before every call (`--idle-ms`; 0: back to back); absent from older reports.
     #[serde(default)]
-    pub idle_ms: f64,
+    pub idle_ms: Option<f64>,
     /// What the shortest-path pairs ask (absent when that workload did not run).
     #[serde(default)]
     pub path_pairs: Option<PairMix>,
@@ -532,7 +532,7 @@ pub mod fixtures {
                 cores: 2,
                 memory_gib: 8.0,
                 date_utc: "2026-01-01T00:00:00Z".into(),
-                idle_ms: 0.0,
+                idle_ms: Some(0.0),
                 path_pairs: None,
             },
             loads: Vec::new(),

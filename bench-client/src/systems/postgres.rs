@@ -239,6 +239,12 @@ fn count(n: i64) -> anyhow::Result<u64> {
 /// vertex) ran for more than 15 minutes, and the run wrote no report. The load sets none.
 const QUERY_TIMEOUT: &str = "300s";
 
+/// Puts the session's queries under [`QUERY_TIMEOUT`].
+fn limit_queries(client: &mut Client) -> anyhow::Result<()> {
+    client.batch_execute(&format!("SET statement_timeout = '{QUERY_TIMEOUT}'"))?;
+    Ok(())
+}
+
 impl Postgres {
     /// Connects with a libpq-style string such as `host=127.0.0.1 port=5433 user=postgres
     /// dbname=postgres` (what `scripts/peers start postgres` prints), and creates pgRouting in
@@ -251,7 +257,7 @@ impl Postgres {
             )
         })?;
         let pgrouting = pgrouting(&mut client)?;
-        client.batch_execute(&format!("SET statement_timeout = '{QUERY_TIMEOUT}'"))?;
+        limit_queries(&mut client)?;
         Ok(Postgres {
             client,
             conn: conn.to_string(),
@@ -385,10 +391,11 @@ impl System for Postgres {
         tx.commit()?;
         // VACUUM refuses to run in a transaction, so it is a statement of its own.
         self.client.batch_execute("SET statement_timeout = 0")?;
-        self.client
-            .batch_execute("VACUUM (FREEZE, ANALYZE) vertex, edge")?;
-        self.client
-            .batch_execute(&format!("SET statement_timeout = '{QUERY_TIMEOUT}'"))?;
+        let vacuumed = self
+            .client
+            .batch_execute("VACUUM (FREEZE, ANALYZE) vertex, edge");
+        limit_queries(&mut self.client)?;
+        vacuumed?;
         Ok(())
     }
 
