@@ -45,6 +45,20 @@ fn kuzu_peer_answers_match_hand_computed_ones_and_the_reference() {
     );
 
     peer_checks::random_graphs(&mut kuzu, &[1, 2, 3]);
+
+    // A BFS deeper than Kuzu's bound on recursive patterns is refused, not answered short.
+    let chain: Vec<u64> = (0..70_000).collect();
+    let arcs: Vec<(u64, u64)> = chain.windows(2).map(|w| (w[0], w[1])).collect();
+    peer_checks::load(&mut kuzu, &chain, &arcs);
+    let deep = Query::Bfs {
+        start: 0,
+        dir: graph_client::graph::Direction::Out,
+        max_depth: None,
+    };
+    match kuzu.answer(&deep) {
+        Ok(_) => panic!("a BFS of 69,999 levels was answered"),
+        Err(err) => assert!(format!("{err:#}").contains("Kuzu's bound"), "{err:#}"),
+    }
     // Labels and weights as properties: filtered SHORTEST and WSHORTEST against the reference.
     // Weights from 1: with zero weights LadybugDB 0.22.0's WSHORTEST fails on some pairs
     // ("PathPropertyProbe failed to find rel property tuple", an engine error, not a wrong
