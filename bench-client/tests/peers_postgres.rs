@@ -42,6 +42,9 @@ fn postgres_peer_answers_every_query() {
     .unwrap();
     assert_eq!(reported.last(), Some(&edges.len()), "{reported:?}");
     assert_eq!(pg.counts().unwrap(), (9, 9));
+    // Queries run under a time limit, which the load lifts and sets again.
+    let described = pg.describe().unwrap();
+    assert!(described.contains("statement_timeout=5min"), "{described}");
 
     check_neighbor_counts(&mut pg);
     check_bfs(&mut pg);

@@ -298,7 +298,7 @@ impl System for Postgres {
         let row = self.client.query_one(
             "SELECT version(), current_setting('fsync'), current_setting('synchronous_commit'),
                     current_setting('shared_buffers'), current_setting('work_mem'),
-                    current_setting('jit')",
+                    current_setting('jit'), current_setting('statement_timeout')",
             &[],
         )?;
         let pgrouting = match &self.pgrouting {
@@ -306,13 +306,15 @@ impl System for Postgres {
             Err(_) => "no pgRouting".to_string(),
         };
         Ok(format!(
-            "{}; fsync={}, synchronous_commit={}, shared_buffers={}, work_mem={}, jit={}; {pgrouting}",
+            "{}; fsync={}, synchronous_commit={}, shared_buffers={}, work_mem={}, jit={}, \
+             statement_timeout={}; {pgrouting}",
             row.get::<_, String>(0),
             row.get::<_, String>(1),
             row.get::<_, String>(2),
             row.get::<_, String>(3),
             row.get::<_, String>(4),
             row.get::<_, String>(5),
+            row.get::<_, String>(6),
         ))
     }
 
