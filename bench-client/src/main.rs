@@ -732,10 +732,7 @@ fn main() -> anyhow::Result<()> {
     };
 
     let report = Report {
-        environment: Environment {
-            path_pairs: answers.pair_mix(&pairs, dir),
-            ..environment(&args, command, dir, summary)
-        },
+        environment: environment(&args, command, dir, summary, answers.pair_mix(&pairs, dir)),
         loads: stores.into_loads(),
         systems: descriptions.into_iter().chain(skips).collect(),
         results,
@@ -1100,6 +1097,7 @@ fn environment(
     command: String,
     dir: Direction,
     summary: DatasetSummary,
+    path_pairs: Option<model::PairMix>,
 ) -> Environment {
     let stdb_used = args.systems.iter().any(|s| model::is_stdb(s));
     let memory_kib: f64 = std::fs::read_to_string("/proc/meminfo")
@@ -1136,7 +1134,7 @@ fn environment(
         memory_gib: memory_kib / (1024.0 * 1024.0),
         date_utc: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         idle_ms: Some(args.idle_ms),
-        path_pairs: None,
+        path_pairs,
     }
 }
 

@@ -53,7 +53,7 @@ pub fn heading(report: &Report) -> String {
         "dataset {} (seed {}): {} vertices, {} edges, max degree {}, mean degree {:.2}; direction {}\n",
         e.dataset, e.seed, e.vertices, e.edges, e.max_degree, e.mean_degree, e.direction
     );
-    let websocket = report.results.iter().any(|r| r.mode == "stage2");
+    let websocket = (report.results.iter()).any(|r| Some(r.mode.as_str()) == mode_of("stdb"));
     if websocket && e.idle_ms == Some(0.0) {
         h.push_str(
             "stdb's calls were made back to back: over the 2.14 WebSocket such calls take about \
