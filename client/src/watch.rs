@@ -6,11 +6,13 @@
 use crate::edge_rows::out_edge_queries;
 use crate::graph::{ClientError, GraphDb, GraphMeta};
 use crate::module_bindings::{
-    Edge, EdgeLabelTableAccess, EdgeTableAccess, GraphMetaTableAccess, RemoteTables, WideEdge,
-    WideEdgeTableAccess,
+    DbConnection, Edge, EdgeLabelTableAccess, EdgeTableAccess, GraphMetaTableAccess, RemoteTables,
+    SubscriptionHandle, WideEdge, WideEdgeTableAccess,
 };
 use crate::ws::{DbConnectionRef, Drive};
-use spacetimedb_sdk::{DbContext as _, Event, Table as _, TableWithPrimaryKey as _};
+use spacetimedb_sdk::{
+    DbContext as _, Event, SubscriptionHandle as _, Table as _, TableWithPrimaryKey as _,
+};
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -151,11 +153,29 @@ fn watched_edge(db: &RemoteTables, src: u64, dst: u64, label: u32, weight: f32) 
     }
 }
 
-/// A live subscription: its changes, in the order the server sent them.
+/// Takes back one row callback that [`watch`] registered.
+type Unregister = Box<dyn FnOnce(&DbConnection) + Send>;
+
+/// A live subscription: its changes, in the order the server sent them. Dropping it ends the
+/// subscription and takes its callbacks off the connection, which other calls keep using.
 pub struct Watch {
     changes: mpsc::Receiver<Change>,
     conn: DbConnectionRef,
     ended: bool,
+    subscription: Option<SubscriptionHandle>,
+    callbacks: Vec<Unregister>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // Fails only if the subscription has ended already (refused, or its connection closed).
+        if let Some(subscription) = self.subscription.take() {
+            let _ = subscription.unsubscribe();
+        }
+        for unregister in self.callbacks.drain(..) {
+            unregister(&self.conn);
+        }
+    }
 }
 
 impl Watch {
@@ -213,60 +233,70 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
     // the cache (which holds the whole update by then, and only the watched vertex's wide
     // out-edges: one pass over them per version); the wide row callbacks then find nothing new.
     let wide_known = Arc::new(Mutex::new(WideEdges::new()));
+    let mut callbacks: Vec<Unregister> = Vec::new();
     let (sent, known) = (tx.clone(), wide_known.clone());
-    conn.db.graph_meta().on_insert(move |ctx, row| {
+    let id = conn.db.graph_meta().on_insert(move |ctx, row| {
         if live(&ctx.event) {
             report_wide_changes(&ctx.db, &known, &sent, watched);
             let _ = sent.send(Change::Meta(row.clone()));
         }
     });
+    callbacks.push(Box::new(move |c| c.db.graph_meta().remove_on_insert(id)));
     let (sent, known) = (tx.clone(), wide_known.clone());
-    conn.db.graph_meta().on_update(move |ctx, _, row| {
+    let id = conn.db.graph_meta().on_update(move |ctx, _, row| {
         report_wide_changes(&ctx.db, &known, &sent, watched);
         let _ = sent.send(Change::Meta(row.clone()));
     });
+    callbacks.push(Box::new(move |c| c.db.graph_meta().remove_on_update(id)));
     // Narrow edges: reported as their callbacks run (before the meta row's).
     let sent = tx.clone();
-    conn.db.edge().on_insert(move |ctx, e| {
+    let id = conn.db.edge().on_insert(move |ctx, e| {
         if live(&ctx.event) && watched(e.src()) {
             let _ = sent.send(Change::EdgeInserted(narrow_edge(&ctx.db, e)));
         }
     });
+    callbacks.push(Box::new(move |c| c.db.edge().remove_on_insert(id)));
     let sent = tx.clone();
-    conn.db.edge().on_delete(move |ctx, e| {
+    let id = conn.db.edge().on_delete(move |ctx, e| {
         if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
             let _ = sent.send(Change::EdgeDeleted(narrow_edge(&ctx.db, e)));
         }
     });
+    callbacks.push(Box::new(move |c| c.db.edge().remove_on_delete(id)));
     let sent = tx.clone();
-    conn.db.edge().on_update(move |ctx, old, new| {
+    let id = conn.db.edge().on_update(move |ctx, old, new| {
         if watched(old.src()) {
             let _ = sent.send(Change::EdgeDeleted(narrow_edge(&ctx.db, old)));
             let _ = sent.send(Change::EdgeInserted(narrow_edge(&ctx.db, new)));
         }
     });
+    callbacks.push(Box::new(move |c| c.db.edge().remove_on_update(id)));
     // Wide edges: each row reported once, whether first by a meta callback or by its own.
     let (sent, known) = (tx.clone(), wide_known.clone());
-    conn.db.wide_edge().on_insert(move |ctx, e| {
+    let id = conn.db.wide_edge().on_insert(move |ctx, e| {
         if live(&ctx.event) && watched(e.src()) {
             report_wide_row(&ctx.db, &known, &sent, None, Some(e));
         }
     });
+    callbacks.push(Box::new(move |c| c.db.wide_edge().remove_on_insert(id)));
     let (sent, known) = (tx.clone(), wide_known.clone());
-    conn.db.wide_edge().on_delete(move |ctx, e| {
+    let id = conn.db.wide_edge().on_delete(move |ctx, e| {
         if !matches!(ctx.event, Event::UnsubscribeApplied) && watched(e.src()) {
             report_wide_row(&ctx.db, &known, &sent, Some(e), None);
         }
     });
+    callbacks.push(Box::new(move |c| c.db.wide_edge().remove_on_delete(id)));
     let (sent, known) = (tx.clone(), wide_known.clone());
-    conn.db.wide_edge().on_update(move |ctx, old, new| {
+    let id = conn.db.wide_edge().on_update(move |ctx, old, new| {
         if watched(old.src()) {
             report_wide_row(&ctx.db, &known, &sent, Some(old), Some(new));
         }
     });
+    callbacks.push(Box::new(move |c| c.db.wide_edge().remove_on_update(id)));
 
     let (applied, failed) = (tx.clone(), tx);
-    conn.subscription_builder()
+    let subscription = conn
+        .subscription_builder()
         .on_applied(move |ctx| {
             *wide_known.lock().unwrap() = wide_out_edges(&ctx.db, watched);
             let meta = ctx.db.graph_meta().id().find(&0);
@@ -286,5 +316,7 @@ pub fn watch(db: &GraphDb, vertex: Option<u64>) -> Result<Watch, ClientError> {
         changes: rx,
         conn,
         ended: false,
+        subscription: Some(subscription),
+        callbacks,
     })
 }

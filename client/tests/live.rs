@@ -5,7 +5,11 @@ use graph_client::graph::{ClientError, Direction, GraphDb, GraphMeta};
 use graph_client::watch::{Change, WatchedEdge, watch};
 use graph_client::ws::Drive;
 use graph_testkit::TestHost;
-use spacetimedb_sdk::DbContext as _;
+use graph_client::module_bindings::{EdgeTableAccess as _, GraphMetaTableAccess as _};
+use graph_client::watch::{Change, WatchedEdge, watch};
+use graph_client::ws::Drive;
+use graph_testkit::TestHost;
+use spacetimedb_sdk::{DbContext as _, Table as _};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -322,4 +326,38 @@ fn what_could_not_work_is_refused_before_it_is_sent() {
     }
     caller.add_edges(&[1], &[2]).unwrap();
     assert_eq!(db.info().unwrap().edges, 1);
+}
+
+/// Dropping a `Watch` ends its subscription and takes its callbacks off the shared connection:
+/// its rows leave the client cache, and a watch of another vertex sees only that vertex.
+#[test]
+fn a_dropped_watch_ends_its_subscription() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let db = GraphDb::websocket(server, "graph", None);
+    db.add_edges(&[1, 1, 2], &[2, 3, 3]).unwrap();
+    let conn = db.ws_connection().unwrap().unwrap();
+    let cached = || (conn.db.edge().count(), conn.db.graph_meta().count());
+    let mut first = watch(&db, Some(1)).unwrap();
+    assert!(matches!(first.next(WAIT), Some(Change::Subscribed { .. })));
+    assert_eq!(cached(), (2, 1));
+    drop(first);
+    let until = std::time::Instant::now() + WAIT;
+    while cached() != (0, 0) && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(cached(), (0, 0), "the dropped watch's rows stay cached");
+
+    let mut second = watch(&db, Some(2)).unwrap();
+    let Some(Change::Subscribed { edges, .. }) = second.next(WAIT) else {
+        panic!("no initial state");
+    };
+    assert_eq!(edges, [plain(2, 3)]);
+    db.add_edges(&[1, 2], &[4, 4]).unwrap();
+    let mut seen = Vec::new();
+    while !matches!(seen.last(), Some(Change::Meta(_))) {
+        seen.push(second.next(WAIT).expect("a change"));
+    }
+    assert_eq!(seen[0], Change::EdgeInserted(plain(2, 4)), "{seen:?}");
+    assert_eq!(seen.len(), 2, "{seen:?}");
 }
