@@ -338,7 +338,8 @@ impl GraphDb {
             &database,
             server.token().map(str::to_string),
             confirmed,
-        );
+        )
+        .with_timeout(server.timeout());
         Self {
             server,
             database,
@@ -1725,10 +1726,9 @@ fn perhaps_under_way(e: &ClientError, progress: &mut impl FnMut(LoadProgress)) {
 /// Failures worth retrying: the connection dropped, or the server was briefly unavailable.
 fn is_transient(e: &ClientError) -> bool {
     match e {
-        ClientError::Server(ServerError::Unreachable { .. }) | ClientError::Connection(_) => true,
-        ClientError::Server(ServerError::Http { status, .. }) => {
-            *status == 0 || *status == 502 || *status == 503
-        }
+        ClientError::Server(ServerError::Unreachable { .. } | ServerError::NoAnswer { .. })
+        | ClientError::Connection(_) => true,
+        ClientError::Server(ServerError::Http { status, .. }) => *status == 502 || *status == 503,
         _ => false,
     }
 }

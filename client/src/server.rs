@@ -35,6 +35,10 @@ pub enum ServerError {
         status: u16,
         message: String,
     },
+    /// The request was sent (or being sent) but no answer came: it timed out, or the connection
+    /// broke. The server may or may not have carried it out.
+    #[error("{what}: {message}; the server may or may not have carried it out")]
+    NoAnswer { what: String, message: String },
     #[error("{what}: unexpected response: {message}")]
     Decode { what: String, message: String },
 }
@@ -61,6 +65,21 @@ pub fn server_url(url: &str) -> Result<String, String> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
+/// `e` and its causes, each said once: reqwest's and the SDK's own messages name only the
+/// outermost layer ("error sending request for url …"), not what went wrong.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(&format!(": {cause_text}"));
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// Whether a 404's `message` says that `database` does not exist (rather than, say, a function
 /// in it): graph-host and the official server say "`x` not found", graph-host before 2026-11-27 "database name `x` not found"
 /// for a name and "No such database." for an identity.
@@ -83,28 +102,50 @@ pub struct CallOutput {
     pub execution_us: Option<u64>,
 }
 
+/// How long a request waits for its answer unless [`Server::with_timeout`] says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// A connection to one server, with the token that every request carries.
 #[derive(Debug, Clone)]
 pub struct Server {
     url: String,
     http: Client,
     token: Option<String>,
+    timeout: Duration,
+}
+
+/// An HTTP client whose requests wait at most `timeout`, reusing connections.
+fn http_client(timeout: Duration) -> Client {
+    Client::builder()
+        .timeout(timeout)
+        .pool_max_idle_per_host(4)
+        .tcp_nodelay(true)
+        .build()
+        .expect("HTTP client")
 }
 
 impl Server {
     /// A client for the server at `url` (e.g. `http://127.0.0.1:3000`), reusing connections.
     pub fn new(url: &str) -> Self {
-        let http = Client::builder()
-            .timeout(Duration::from_secs(600))
-            .pool_max_idle_per_host(4)
-            .tcp_nodelay(true)
-            .build()
-            .expect("HTTP client");
         Self {
             url: url.trim_end_matches('/').to_string(),
-            http,
+            http: http_client(DEFAULT_TIMEOUT),
             token: None,
+            timeout: DEFAULT_TIMEOUT,
         }
+    }
+
+    /// The same server, each request (and, for a [`crate::graph::GraphDb`] over the
+    /// WebSocket, each call) waiting at most `timeout` for its answer (default 600 s).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.http = http_client(timeout);
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long a request waits for its answer.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     pub fn url(&self) -> &str {
@@ -142,11 +183,15 @@ impl Server {
                     url: self.url.clone(),
                     source,
                 }
-            } else {
-                ServerError::Http {
+            } else if source.is_timeout() {
+                ServerError::NoAnswer {
                     what: what.to_string(),
-                    status: 0,
-                    message: source.to_string(),
+                    message: format!("no answer within {:?}", self.timeout),
+                }
+            } else {
+                ServerError::NoAnswer {
+                    what: what.to_string(),
+                    message: error_chain(&source),
                 }
             }
         })?;

@@ -19,11 +19,12 @@ use crate::module_bindings::DbConnection;
 use spacetimedb_sdk::DbContext as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-/// How long a call may wait for its result (as long as the HTTP client's timeout).
-const CALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a call may wait for its result unless [`WsLink::with_timeout`] says otherwise (as
+/// long as the HTTP client's, [`crate::server::DEFAULT_TIMEOUT`]).
+const CALL_TIMEOUT: Duration = crate::server::DEFAULT_TIMEOUT;
 /// How often a waiting call checks that its connection is still up.
 const LIVENESS_POLL: Duration = Duration::from_millis(50);
 /// Scheduler passes a caller-driven link runs before each call, so that a close that arrived
@@ -133,7 +134,7 @@ pub struct WsError {
 /// server stopping while calls are out): its message task ends, the connection counts as down,
 /// and the calls waiting on it fail with an error that says so, so the panic's message and
 /// backtrace would only add alarm. So does the panic that follows on the lock it poisoned, if
-/// this client meets it while closing that connection ([`catch_sdk_panic`]). Every other panic
+/// this client meets it while closing that connection. Every other panic
 /// is reported as before. For programs such as the `graph` CLI; a library leaves the panic hook
 /// to its application.
 pub fn quiet_sdk_send_panics() {
@@ -155,6 +156,24 @@ pub fn quiet_sdk_send_panics() {
 thread_local! {
     /// Whether this thread is in [`catch_sdk_panic`].
     static CATCHING_SDK_PANIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread is running a reply of [`WsLink::send_with`]: the SDK's callback.
+    static IN_CALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The name of the thread of [`io_runtime`].
+const IO_THREAD: &str = "graph-client-io";
+
+/// Whether this thread processes connections' messages, where a call that waits for an answer
+/// would wait for itself: the answer can only arrive through this thread (or, for the SDK's
+/// callbacks on a connection opened in a Tokio runtime, through this connection's thread).
+fn on_message_thread() -> bool {
+    IN_CALLBACK.get() || std::thread::current().name() == Some(IO_THREAD)
+}
+
+/// `mutex`'s guard, also after a thread panicked holding it: the values behind these locks
+/// (a token, the current connection) are whole at every point a panic can leave them.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs `f`, a call into the SDK on a connection whose task may just have panicked holding a
@@ -177,7 +196,7 @@ fn io_runtime() -> &'static tokio::runtime::Runtime {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
-            .thread_name("graph-client-io")
+            .thread_name(IO_THREAD)
             .build()
             .expect("a Tokio runtime for the client's WebSocket I/O")
     })
@@ -195,6 +214,8 @@ pub struct WsLink {
     drive: Drive,
     /// The runtime a [`Drive::Caller`] link's calls drive.
     caller_runtime: Option<Arc<CallerRuntime>>,
+    /// How long a call waits for its answer.
+    timeout: Duration,
     live: Mutex<Option<Arc<Live>>>,
 }
 
@@ -257,8 +278,15 @@ impl WsLink {
             confirmed,
             drive: Drive::Background,
             caller_runtime: None,
+            timeout: CALL_TIMEOUT,
             live: Mutex::new(None),
         }
+    }
+
+    /// The same settings, each call waiting at most `timeout` for its answer (default 600 s).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// The same settings, its connection's messages processed as `drive` says.
@@ -270,7 +298,9 @@ impl WsLink {
 
     /// The same settings (and identity, once minted), not connected.
     pub fn fresh(&self) -> Self {
-        Self::new(&self.url, &self.database, self.token(), self.confirmed).with_drive(self.drive)
+        Self::new(&self.url, &self.database, self.token(), self.confirmed)
+            .with_drive(self.drive)
+            .with_timeout(self.timeout)
     }
 
     pub fn drive(&self) -> Drive {
@@ -284,7 +314,7 @@ impl WsLink {
     /// The token the connection uses (minted by the server on the first connection if none
     /// was given).
     pub fn token(&self) -> Option<String> {
-        self.token.lock().unwrap().clone()
+        lock(&self.token).clone()
     }
 
     fn error(&self, message: impl Into<String>) -> ClientError {
@@ -301,7 +331,7 @@ impl WsLink {
     }
 
     fn live(&self) -> Result<Arc<Live>, ClientError> {
-        let mut slot = self.live.lock().unwrap();
+        let mut slot = lock(&self.live);
         if let Some(runtime) = &self.caller_runtime {
             if tokio::runtime::Handle::try_current().is_ok() {
                 return Err(self.error(
@@ -317,6 +347,13 @@ impl WsLink {
             return Ok(live.clone());
         }
         *slot = None;
+        if on_message_thread() {
+            // The SDK would block this thread, which its connections need, to connect.
+            return Err(self.error(
+                "the connection is closed, and a callback cannot open another: open it from \
+                 another thread (a call there reconnects)",
+            ));
+        }
         let up = Arc::new(AtomicBool::new(true));
         let connected = Arc::new(tokio::sync::Notify::new());
         let (down, keep, on_connect) = (up.clone(), self.token.clone(), connected.clone());
@@ -325,9 +362,7 @@ impl WsLink {
             .with_database_name(self.database.as_str())
             .with_token(self.token())
             .on_connect(move |_, _, token| {
-                keep.lock()
-                    .unwrap()
-                    .get_or_insert_with(|| token.to_string());
+                lock(&keep).get_or_insert_with(|| token.to_string());
                 on_connect.notify_one();
             })
             .on_disconnect(move |_, _| down.store(false, Ordering::Release));
@@ -373,12 +408,11 @@ impl WsLink {
                     }
                 })
             });
-            let _entered = rt.enter();
-            let built = builder.build();
+            let built = self.connect(rt.handle().clone(), builder);
             building.store(false, Ordering::Release);
             built
         });
-        let conn = Arc::new(built.map_err(|e| self.error(connect_error(&e, &self.database)))?);
+        let conn = Arc::new(built?);
         rt.spawn(process_messages(conn.clone(), down));
         let _ =
             rt.block_on(async { tokio::time::timeout(CONNECT_WAIT, connected.notified()).await });
@@ -392,21 +426,22 @@ impl WsLink {
         down: Down,
     ) -> Result<Arc<DbConnection>, ClientError> {
         // Outside a Tokio runtime the SDK would start one per connection; share one instead,
-        // and process the connection's messages there too. A caller inside a runtime keeps
-        // its own for the I/O, and the SDK's message thread.
-        let io = tokio::runtime::Handle::try_current()
-            .is_err()
-            .then(|| io_runtime().enter());
-        let conn = Arc::new(
-            builder
-                .build()
-                .map_err(|e| self.error(connect_error(&e, &self.database)))?,
-        );
-        match io {
-            Some(_entered) => {
+        // and process the connection's messages there too. A caller inside a multi-threaded
+        // runtime keeps its own for the I/O, and the SDK's message thread. The SDK cannot
+        // connect from inside a current-thread runtime (`block_in_place` panics there), nor
+        // could that runtime's thread, blocked in a call, run the connection's tasks: such a
+        // caller is served as one outside any runtime, its connection opened by another thread.
+        let own_runtime = tokio::runtime::Handle::try_current()
+            .ok()
+            .filter(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread);
+        let own = own_runtime.is_some();
+        let runtime = own_runtime.unwrap_or_else(|| io_runtime().handle().clone());
+        let conn = Arc::new(self.connect(runtime, builder)?);
+        match own {
+            false => {
                 io_runtime().spawn(process_messages(conn.clone(), down));
             }
-            None => {
+            true => {
                 // The SDK's own thread processes the messages; the connection is down once
                 // that thread ends, however it ends (it panics on a socket that has just closed).
                 let thread = conn.run_threaded();
@@ -419,6 +454,38 @@ impl WsLink {
         Ok(conn)
     }
 
+    /// Connects with `builder` on a thread of its own, in the runtime `handle` (where the SDK
+    /// runs the connection's tasks), waiting at most the link's timeout: the SDK waits for the
+    /// server's answer to the upgrade as long as it takes, forever from a server that stopped
+    /// without closing its sockets. A connection given up on is closed if it opens later.
+    fn connect(
+        &self,
+        handle: tokio::runtime::Handle,
+        builder: Builder,
+    ) -> Result<DbConnection, ClientError> {
+        let (tx, rx) = mpsc::channel();
+        let connecting = move || {
+            let _entered = handle.enter();
+            if let Err(mpsc::SendError(Ok(late))) = tx.send(builder.build()) {
+                let _ = catch_sdk_panic(|| late.disconnect());
+            }
+        };
+        std::thread::Builder::new()
+            .name("graph-client-connect".into())
+            .spawn(connecting)
+            .map_err(|e| self.error(format!("cannot connect: no thread to connect on: {e}")))?;
+        match rx.recv_timeout(self.timeout) {
+            Ok(built) => built.map_err(|e| self.error(connect_error(&e, &self.database))),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(self.error(format!(
+                "cannot connect: the server did not answer within {:?}",
+                self.timeout
+            ))),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(self.error("cannot connect: the SDK panicked while connecting"))
+            }
+        }
+    }
+
     /// Sends a request with `send` (which queues it on the connection and arranges for its
     /// callback to call the reply) and waits for the reply. With `resend`, a request whose
     /// connection dropped before it was answered is sent once more on a new connection.
@@ -428,6 +495,7 @@ impl WsLink {
         resend: bool,
         send: Request<'_, R>,
     ) -> Result<R, ClientError> {
+        refuse_wait_on_message_thread(what)?;
         let mut attempts = if resend { 2 } else { 1 };
         loop {
             attempts -= 1;
@@ -438,8 +506,9 @@ impl WsLink {
             };
             match self.answer(pending) {
                 Ok(answer) => return answer.map_err(|message| internal(what, message)),
-                Err(_) if attempts > 0 => {}
-                Err(lost) => return Err(self.error(lost.describe(what))),
+                // A call that timed out is not sent again: the server may be working on it.
+                Err(Lost::Closed) if attempts > 0 => {}
+                Err(lost) => return Err(self.error(lost.describe(what, self.timeout, !resend))),
             }
         }
     }
@@ -493,7 +562,7 @@ impl WsLink {
             live,
             rx,
             wake,
-            deadline: Instant::now() + CALL_TIMEOUT,
+            deadline: Instant::now() + self.timeout,
         })
     }
 
@@ -505,6 +574,11 @@ impl WsLink {
         send: Request<'_, R>,
         reply: Reply<R>,
     ) -> Result<(), ClientError> {
+        let reply: Reply<R> = Box::new(move |answer| {
+            let outer = IN_CALLBACK.replace(true);
+            reply(answer);
+            IN_CALLBACK.set(outer);
+        });
         send(&live.conn, reply).map_err(|e| {
             self.drop_if_current(live);
             self.error(format!("{what}: could not send the request: {e}"))
@@ -514,9 +588,10 @@ impl WsLink {
     /// Waits for the answer to a request [`Self::send`] queued; it is not sent again if its
     /// connection drops.
     pub fn wait<R>(&self, what: &str, pending: Pending<R>) -> Result<R, ClientError> {
+        refuse_wait_on_message_thread(what)?;
         match self.answer(pending) {
             Ok(answer) => answer.map_err(|message| internal(what, message)),
-            Err(lost) => Err(self.error(lost.describe(what))),
+            Err(lost) => Err(self.error(lost.describe(what, self.timeout, true))),
         }
     }
 
@@ -560,7 +635,7 @@ impl WsLink {
     /// Forgets `live` if it is still the current connection, so the next call reconnects.
     fn drop_if_current(&self, live: &Arc<Live>) {
         live.up.store(false, Ordering::Release);
-        let mut slot = self.live.lock().unwrap();
+        let mut slot = lock(&self.live);
         if slot.as_ref().is_some_and(|l| Arc::ptr_eq(l, live)) {
             *slot = None;
         }
@@ -568,7 +643,7 @@ impl WsLink {
 
     /// Closes the connection, if one is open.
     pub fn disconnect(&self) {
-        self.live.lock().unwrap().take();
+        lock(&self.live).take();
     }
 }
 
@@ -588,12 +663,32 @@ enum Lost {
 }
 
 impl Lost {
-    fn describe(&self, what: &str) -> String {
-        match self {
-            Lost::TimedOut => format!("{what}: no answer within {CALL_TIMEOUT:?}"),
+    /// Says what happened to the call `what`; `unsure`: a call that is not sent again, which
+    /// the server may have carried out all the same.
+    fn describe(&self, what: &str, timeout: Duration, unsure: bool) -> String {
+        let lost = match self {
+            Lost::TimedOut => format!("{what}: no answer within {timeout:?}"),
             Lost::Closed => format!("{what}: the connection closed before the answer arrived"),
+        };
+        match unsure {
+            true => format!("{lost}; the server may or may not have carried it out"),
+            false => lost,
         }
     }
+}
+
+/// Refuses a call that would wait for its answer on a thread that processes connections'
+/// messages (in a callback): the answer could only arrive through the thread that waits.
+fn refuse_wait_on_message_thread(what: &str) -> Result<(), ClientError> {
+    if !on_message_thread() {
+        return Ok(());
+    }
+    Err(ClientError::NotSent {
+        function: what.to_string(),
+        message: "called from a callback, whose thread delivers the answers: waiting there \
+                  would wait for itself. Send it with a `_then` method, or from another thread"
+            .to_string(),
+    })
 }
 
 /// A request the server answered with an error of its own (not the function's).
@@ -615,16 +710,7 @@ fn internal(what: &str, message: String) -> ClientError {
 /// The SDK's connection errors name only their outermost layer; the cause (a refused TCP
 /// connection, an HTTP 404 for an unknown database, a 401 for a bad token) is what a user needs.
 fn connect_error(e: &spacetimedb_sdk::Error, database: &str) -> String {
-    let mut text = format!("cannot connect: {e}");
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        // The SDK's errors often print their cause already: say each once.
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(&format!(": {cause_text}"));
-        }
-        source = cause.source();
-    }
+    let mut text = format!("cannot connect: {}", crate::server::error_chain(e));
     // The upgrade's status is all the SDK reports of a refusal; say what it means here.
     if text.contains("404 Not Found") {
         text.push_str(&format!(

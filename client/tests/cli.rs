@@ -1278,3 +1278,34 @@ fn an_export_loads_back_as_the_same_graph() {
             .contains("no/such/dir/e.csv")
     );
 }
+
+/// `--timeout` bounds how long a command waits for a server that stopped answering (SIGSTOP),
+/// over either transport, instead of 10 minutes; the error says so.
+#[test]
+fn a_server_that_stopped_answering_fails_after_the_timeout() {
+    let (host, cli) = Cli::on_a_new_host();
+    cli.json(&["add-edge", "1", "2"]);
+    let pid = host.pid().expect("the host's pid").to_string();
+    let signal = |name: &str| {
+        let status = Command::new("kill").args([name, &pid]).status().unwrap();
+        assert!(status.success());
+    };
+    signal("-STOP");
+    let mut failures = Vec::new();
+    for transport in ["ws", "http"] {
+        let started = std::time::Instant::now();
+        let out = cli.run(&["--timeout", "1s", "--transport", transport, "stats"]);
+        failures.push((transport, started.elapsed(), out));
+    }
+    signal("-CONT");
+    for (transport, took, out) in failures {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{transport}: {stderr}");
+        assert!(
+            took < std::time::Duration::from_secs(15),
+            "{transport}: {took:?}"
+        );
+        assert!(stderr.contains("within 1s"), "{transport}: {stderr}");
+    }
+    assert_eq!(cli.json(&["stats"])["edges"], 1);
+}

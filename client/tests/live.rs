@@ -2,9 +2,6 @@
 //! that outlives a host restart. The real host and module, the real SDK.
 
 use graph_client::graph::{ClientError, Direction, GraphDb, GraphMeta};
-use graph_client::watch::{Change, WatchedEdge, watch};
-use graph_client::ws::Drive;
-use graph_testkit::TestHost;
 use graph_client::module_bindings::{EdgeTableAccess as _, GraphMetaTableAccess as _};
 use graph_client::watch::{Change, WatchedEdge, watch};
 use graph_client::ws::Drive;
@@ -360,4 +357,98 @@ fn a_dropped_watch_ends_its_subscription() {
     }
     assert_eq!(seen[0], Change::EdgeInserted(plain(2, 4)), "{seen:?}");
     assert_eq!(seen.len(), 2, "{seen:?}");
+}
+
+/// A callback runs on the thread that delivers every answer, so a call made there that waits
+/// for its answer would wait for itself (until its timeout, 600 s, holding up every other
+/// connection of the process): it is refused at once instead, and the connection serves on.
+#[test]
+fn a_call_that_waits_inside_a_callback_is_refused_at_once() {
+    let host = TestHost::start();
+    let db = GraphDb::websocket(host.publish_module("graph"), "graph", None);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let inner = db.clone();
+    db.add_edges_then(&[1], &[2], move |added| {
+        let _ = tx.send((added, inner.info(), inner.add_edges(&[2], &[3])));
+    })
+    .unwrap();
+    let (added, info, write) = rx.recv_timeout(Duration::from_secs(10)).expect("no answer");
+    added.unwrap();
+    for refused in [info.map(|_| ()), write] {
+        let err = refused.unwrap_err();
+        assert!(
+            matches!(&err, ClientError::NotSent { .. }) && err.to_string().contains("callback"),
+            "{err}"
+        );
+    }
+    assert_eq!(db.info().unwrap().edges, 1);
+}
+
+/// Inside a current-thread Tokio runtime (`#[tokio::test]`'s default) the SDK cannot connect
+/// (it needs `block_in_place`): the client connects from another thread, and serves the
+/// connection from its own, so that blocking calls work there as over HTTP.
+#[test]
+fn calls_from_a_current_thread_runtime_work() {
+    let host = TestHost::start();
+    let db = GraphDb::websocket(host.publish_module("graph"), "graph", None);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        db.add_edges(&[1, 1], &[2, 3]).unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(db.neighbor_count(1, Direction::Out).unwrap().value.count, 2);
+    });
+    assert_eq!(db.info().unwrap().edges, 2);
+}
+
+/// `Server::with_timeout` bounds every call on both transports, and opening a WebSocket: against
+/// a host that stopped answering (SIGSTOP), a call fails after about that long, saying so, not
+/// after 600 s (or, for a connection, never); a query that timed out is not sent again.
+#[test]
+fn calls_wait_no_longer_than_the_timeout_set() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let timeout = Duration::from_secs(1);
+    let ws = GraphDb::websocket(server.clone().with_timeout(timeout), "graph", None);
+    let http = GraphDb::new(server.with_timeout(timeout), "graph");
+    ws.add_edges(&[1], &[2]).unwrap();
+    http.add_edges(&[2], &[3]).unwrap();
+    let pid = host.pid().expect("the host's pid").to_string();
+    let signal = |name: &str| {
+        let status = std::process::Command::new("kill")
+            .args([name, &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    signal("-STOP");
+    let took = |db: &GraphDb| {
+        let started = std::time::Instant::now();
+        let err = db.info().unwrap_err();
+        (started.elapsed(), err.to_string())
+    };
+    let (ws_took, ws_err) = took(&ws);
+    let (http_took, http_err) = took(&http);
+    // A new connection: the TCP connection opens (the kernel accepts it), the upgrade gets no
+    // answer.
+    let (connect_took, connect_err) = took(&ws.reconnect());
+    signal("-CONT");
+    assert!(ws_took < Duration::from_secs(10), "{ws_took:?}: {ws_err}");
+    assert!(ws_err.contains("no answer within 1s"), "{ws_err}");
+    assert!(
+        connect_took < Duration::from_secs(10),
+        "{connect_took:?}: {connect_err}"
+    );
+    assert!(
+        connect_err.contains("did not answer within 1s"),
+        "{connect_err}"
+    );
+    assert!(
+        http_took < Duration::from_secs(10),
+        "{http_took:?}: {http_err}"
+    );
+    assert!(http_err.contains("no answer within 1s"), "{http_err}");
+    assert_eq!(ws.info().unwrap().edges, 2);
 }

@@ -72,6 +72,16 @@ struct Global {
     /// when the server accepts it and HTTP otherwise.
     #[arg(long, global = true, env = "GRAPH_TRANSPORT", default_value = "auto")]
     transport: TransportArg,
+    /// How long each call (and opening the WebSocket) waits for the server's answer, such as
+    /// `30s` or `10m`: a server that stopped answering fails the command after that long.
+    #[arg(
+        long,
+        global = true,
+        env = "GRAPH_TIMEOUT",
+        default_value = "10m",
+        value_parser = humantime::parse_duration
+    )]
+    timeout: Duration,
     /// Print answers as JSON.
     #[arg(long, global = true)]
     json: bool,
@@ -703,11 +713,12 @@ fn prepare(command: &Command) -> anyhow::Result<Prepared> {
 fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
     let prepared = prepare(&cli.command)?;
+    let server = Server::new(&g.server).with_timeout(g.timeout);
     let token = match &g.token {
         Some(token) => token.clone(),
-        None => token_store::token_for(&Server::new(&g.server))?,
+        None => token_store::token_for(&server)?,
     };
-    let server = Server::new(&g.server).with_token(token);
+    let server = server.with_token(token);
     let transport = match (&cli.command, g.transport) {
         (Command::Watch { .. }, TransportArg::Http) => {
             anyhow::bail!("`graph watch` needs the WebSocket transport")
