@@ -15,20 +15,22 @@
 use graph_client::edgelist::EdgeList;
 use graph_client::graph::{ClientError, Direction, GraphDb, PathStatus, TxOptions};
 use graph_client::server::Server;
+use graph_client::token_store;
 
-fn main() -> Result<(), ClientError> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let url = args
         .next()
         .unwrap_or_else(|| "http://127.0.0.1:3000".into());
     let database = args.next().unwrap_or_else(|| "graph".into());
 
-    // One identity for the whole program: every call carries its token. Without one the
-    // server makes a new identity, which may read but not write.
+    // One identity for the whole program: every call carries its token. Without one, the
+    // identity the `graph` CLI remembers for this server (a new one if it has none), which may
+    // write only if it published the module or was granted the right.
     let server = Server::new(&url);
     let token = match std::env::var("GRAPH_TOKEN") {
-        Ok(token) => token,
-        Err(_) => server.create_identity()?.token,
+        Ok(token) if !token.trim().is_empty() => token,
+        _ => token_store::token_for(&server)?,
     };
     let db = GraphDb::new(server.with_token(token), database);
 
@@ -40,7 +42,13 @@ fn main() -> Result<(), ClientError> {
             edges.push(v, (v + 100) % 1_000);
         }
     }
-    db.load(&edges, |_| {}).map_err(|e| e.source)?;
+    match db.load(&edges, |_| {}) {
+        Err(e) if e.source.is_write_refused() => {
+            eprintln!("{}\n(run it with the owner's GRAPH_TOKEN)", e.source);
+            std::process::exit(1);
+        }
+        loaded => loaded.map_err(|e| e.source)?,
+    };
     let info = db.info()?;
     println!(
         "graph: {} vertices, {} edges (version {})",

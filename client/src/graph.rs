@@ -65,6 +65,10 @@ impl ClientError {
     }
 }
 
+/// So that a refusal passes through `?` into `Box<dyn Error>` or `anyhow::Error`, also for
+/// code that calls the generated bindings directly.
+impl std::error::Error for GraphError {}
+
 impl fmt::Display for GraphError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -190,7 +194,6 @@ pub struct Answer<T> {
     pub execution_us: Option<u64>,
 }
 
-/// Tuning knobs shared by the multi-transaction procedures (0: the module's default).
 /// Which edges and vertices a query follows: edges labelled with one of `edges`, into vertices
 /// labelled with one of `vertices` (an empty list tests nothing; `""` names the unlabelled).
 /// A traversal's start passes whatever its label; a path's target must pass.
@@ -216,6 +219,9 @@ impl<'a> Follow<'a> {
     }
 }
 
+/// Tuning knobs shared by the multi-transaction procedures (0: the module's default, which
+/// paces each transaction to hold about 2 ms; see the README's "Transactions, yielding and
+/// consistency").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TxOptions {
     /// Work units (arcs + vertices + lookups) per transaction.
@@ -394,6 +400,7 @@ impl GraphDb {
         }
     }
 
+    /// Which transport the calls take.
     pub fn transport(&self) -> TransportKind {
         match self.transport {
             Transport::Http => TransportKind::Http,
@@ -401,10 +408,13 @@ impl GraphDb {
         }
     }
 
+    /// The server, with the token every call carries (also for its HTTP-only routes: SQL,
+    /// publishing, identities).
     pub fn server(&self) -> &Server {
         &self.server
     }
 
+    /// The database's name (or identity).
     pub fn database(&self) -> &str {
         &self.database
     }
@@ -765,6 +775,7 @@ impl GraphDb {
         self.send_reducer("add_labelled_edges", args, send_labelled)
     }
 
+    /// Adds vertices without edges (ids already stored are left as they are).
     pub fn add_vertices(&self, ids: &[u64]) -> Result<(), ClientError> {
         use mb::add_vertices_reducer::{AddVerticesArgs, add_vertices};
         check_batch("add_vertices", ids.len())?;
@@ -775,6 +786,8 @@ impl GraphDb {
         })
     }
 
+    /// Removes the edges `src[i] → dst[i]` (absent ones are skipped); their ends stay as
+    /// vertices.
     pub fn remove_edges(&self, src: &[u64], dst: &[u64]) -> Result<(), ClientError> {
         use mb::remove_edges_reducer::{RemoveEdgesArgs, remove_edges};
         check_batch("remove_edges", src.len())?;
@@ -803,6 +816,7 @@ impl GraphDb {
         )
     }
 
+    /// Removes every edge and vertex (label names stay known).
     pub fn clear(&self) -> Result<(), ClientError> {
         use mb::clear_graph_reducer::{ClearGraphArgs, clear_graph};
         self.reducer("clear_graph", ClearGraphArgs {}, true, |conn, _, reply| {
@@ -1161,6 +1175,7 @@ impl GraphDb {
         Ok(answer.value)
     }
 
+    /// How many distinct neighbors `v` has in direction `dir`, in one transaction.
     pub fn neighbor_count(
         &self,
         v: u64,
@@ -1195,6 +1210,7 @@ impl GraphDb {
         })
     }
 
+    /// [`Self::neighbor_count`] by the Stage-1 baseline: a scan of every edge.
     pub fn neighbor_count_stage1(
         &self,
         v: u64,
@@ -1223,6 +1239,7 @@ impl GraphDb {
         self.neighbors_over(v, dir, Follow::ALL, limit)
     }
 
+    /// [`Self::neighbors`] over the edges and into the vertices `follow` names.
     pub fn neighbors_over(
         &self,
         v: u64,
@@ -1250,6 +1267,9 @@ impl GraphDb {
         })
     }
 
+    /// Breadth-first search from `start`, at most `max_depth` levels deep (`None`: no bound):
+    /// the vertices per level, how many were reached, and the first `vertex_limit` of them in
+    /// BFS order. Runs in short transactions, for one version of the graph (`stats`).
     pub fn bfs(
         &self,
         start: u64,
@@ -1261,6 +1281,7 @@ impl GraphDb {
         self.bfs_over(start, dir, Follow::ALL, max_depth, vertex_limit, tx)
     }
 
+    /// [`Self::bfs`] over the edges and into the vertices `follow` names.
     pub fn bfs_over(
         &self,
         start: u64,
@@ -1309,6 +1330,7 @@ impl GraphDb {
         self.dfs_over(start, dir, Follow::ALL, max_depth, vertex_limit, tx)
     }
 
+    /// [`Self::dfs`] over the edges and into the vertices `follow` names.
     pub fn dfs_over(
         &self,
         start: u64,
@@ -1344,6 +1366,7 @@ impl GraphDb {
         })
     }
 
+    /// [`Self::bfs`] by the Stage-1 baseline: every level scans every edge, in one transaction.
     pub fn bfs_stage1(
         &self,
         start: u64,
@@ -1362,6 +1385,9 @@ impl GraphDb {
         })
     }
 
+    /// A path of fewest hops from `source` to `target` (at most `max_depth`), by balanced
+    /// bidirectional BFS in short transactions; its `status` says whether one was found, or
+    /// why not.
     pub fn shortest_path(
         &self,
         source: u64,
@@ -1373,6 +1399,7 @@ impl GraphDb {
         self.shortest_path_over(source, target, dir, Follow::ALL, max_depth, tx)
     }
 
+    /// [`Self::shortest_path`] over the edges and into the vertices `follow` names.
     pub fn shortest_path_over(
         &self,
         source: u64,
@@ -1444,6 +1471,8 @@ impl GraphDb {
         })
     }
 
+    /// [`Self::shortest_path`] by the Stage-1 baseline: every level scans every edge, in one
+    /// transaction.
     pub fn shortest_path_stage1(
         &self,
         source: u64,
@@ -1736,6 +1765,16 @@ fn is_transient(e: &ClientError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refusal is a `std::error::Error`, so that it passes through `?` into `Box<dyn Error>`
+    /// (or `anyhow`), also from code that calls the generated bindings directly.
+    #[test]
+    fn a_refusal_passes_through_question_mark() {
+        fn refused() -> Result<(), Box<dyn std::error::Error>> {
+            Err(GraphError::UnknownVertex(7))?
+        }
+        assert_eq!(refused().unwrap_err().to_string(), "unknown vertex 7");
+    }
 
     #[test]
     fn batches_respect_both_limits() {

@@ -27,7 +27,11 @@ fn example(name: &str) -> PathBuf {
 
 fn run(name: &str, host: &TestHost, token: Option<&str>) -> Output {
     let mut cmd = Command::new(example(name));
-    cmd.args([host.url(), "graph"]).env_remove("GRAPH_TOKEN");
+    // Where `shortest_path` remembers the identity it makes when given no token.
+    let config = std::env::temp_dir().join("graph-examples-test-config");
+    cmd.args([host.url(), "graph"])
+        .env_remove("GRAPH_TOKEN")
+        .env("XDG_CONFIG_HOME", config);
     if let Some(token) = token {
         cmd.env("GRAPH_TOKEN", token);
     }
@@ -85,14 +89,17 @@ fn examples_run_against_a_published_module() {
         "{stdout_text}"
     );
 
-    // Without the owner's token the write is refused, and the example says so.
-    let out = run("shortest_path", &host, None);
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("owner"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Without the owner's token (none, or an empty one) the write is refused, and the
+    // example says so.
+    for token in [None, Some(""), Some(" \n")] {
+        let out = run("shortest_path", &host, token);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{token:?}: {stderr}");
+        assert!(
+            stderr.contains("may not change") && stderr.contains("owner's GRAPH_TOKEN"),
+            "{token:?}: {stderr}"
+        );
+    }
 }
 
 /// Hops from `from` to `to` in the example's graph, by a plain BFS.
