@@ -128,6 +128,10 @@ pub struct WsError {
     pub url: String,
     pub database: String,
     pub message: String,
+    /// The HTTP status with which the server refused to open the connection (404: no such
+    /// database, 401: a token it does not accept), as the HTTP transport's
+    /// [`crate::server::ServerError`] gives it.
+    pub status: Option<u16>,
 }
 
 /// Keeps quiet the panic of 2.14's SDK when it sends a call on a socket that has just closed (a
@@ -322,6 +326,7 @@ impl WsLink {
             url: self.url.clone(),
             database: self.database.clone(),
             message: message.into(),
+            status: None,
         })
     }
 
@@ -475,7 +480,14 @@ impl WsLink {
             .spawn(connecting)
             .map_err(|e| self.error(format!("cannot connect: no thread to connect on: {e}")))?;
         match rx.recv_timeout(self.timeout) {
-            Ok(built) => built.map_err(|e| self.error(connect_error(&e, &self.database))),
+            Ok(built) => built.map_err(|e| {
+                let message = connect_error(&e, &self.database);
+                let status = refusal_status(&message);
+                match self.error(message) {
+                    ClientError::Connection(e) => ClientError::Connection(WsError { status, ..e }),
+                    other => other,
+                }
+            }),
             Err(mpsc::RecvTimeoutError::Timeout) => Err(self.error(format!(
                 "cannot connect: the server did not answer within {:?}",
                 self.timeout
@@ -723,6 +735,13 @@ fn connect_error(e: &spacetimedb_sdk::Error, database: &str) -> String {
     text
 }
 
+/// The status of a refused upgrade in the SDK's error text (the WebSocket library's "HTTP
+/// error: 404 Not Found"), the only place the SDK reports it.
+fn refusal_status(text: &str) -> Option<u16> {
+    let (_, after) = text.split_once("HTTP error: ")?;
+    after.get(..3)?.parse().ok()
+}
+
 /// A handle on the open connection, for subscriptions and table callbacks (see `graph watch`).
 /// Callbacks run on the thread that processes the messages of every connection this process
 /// opened outside a Tokio runtime: they must return quickly and never wait for another call's
@@ -750,6 +769,17 @@ mod tests {
 
     /// The quiet hook keeps the SDK's send panic and a panic caught by [`catch_sdk_panic`]
     /// quiet, and hands every other panic to the hook it replaced.
+    #[test]
+    fn a_refused_upgrade_gives_its_status() {
+        let text = "cannot connect: Failed to initiate WebSocket connection: HTTP error: 401 \
+                    Unauthorized (the server refused the token)";
+        assert_eq!(refusal_status(text), Some(401));
+        assert_eq!(
+            refusal_status("cannot connect: Connection refused (os error 111)"),
+            None
+        );
+    }
+
     #[test]
     fn the_quiet_hook_keeps_only_the_sdks_panics_quiet() {
         static REPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());

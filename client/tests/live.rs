@@ -452,3 +452,21 @@ fn calls_wait_no_longer_than_the_timeout_set() {
     assert!(http_err.contains("no answer within 1s"), "{http_err}");
     assert_eq!(ws.info().unwrap().edges, 2);
 }
+
+/// A server's refusal to open the WebSocket is typed, as over HTTP: the status of the refused
+/// upgrade (404 for an unknown database, 401 for a token it does not accept), not only text.
+#[test]
+fn a_refused_connection_gives_its_status() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let status = |db: GraphDb| match db.info() {
+        Err(ClientError::Connection(e)) => e.status,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(status(GraphDb::websocket(server, "nope", None)), Some(404));
+    let stranger = graph_client::server::Server::new(host.url()).with_token("not.a.token");
+    assert_eq!(
+        status(GraphDb::websocket(stranger, "graph", None)),
+        Some(401)
+    );
+}

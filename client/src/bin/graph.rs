@@ -15,6 +15,7 @@ use graph_client::graph::{
 use graph_client::server::{Server, ServerError};
 use graph_client::token_store;
 use graph_client::watch::{Change, WatchedEdge, watch};
+use graph_client::ws::WsError;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use std::io::Write as _;
@@ -328,14 +329,10 @@ fn connect(server: Server, database: &str, transport: TransportArg) -> anyhow::R
                 Some(Err(e)) => {
                     // A refusal (unknown database, bad token) or an unreachable server is no
                     // news about the WebSocket: HTTP meets it too and says it more plainly.
-                    let text = e.to_string();
-                    let refused = [
-                        "401 Unauthorized",
-                        "403 Forbidden",
-                        "404 Not Found",
-                        "Connection refused",
-                    ];
-                    if !refused.iter().any(|r| text.contains(r)) {
+                    let refused = matches!(&e, ClientError::Connection(ws)
+                        if matches!(ws.status, Some(401 | 403 | 404)))
+                        || e.to_string().contains("Connection refused");
+                    if !refused {
                         log_fallback(&e);
                     }
                     GraphDb::new(server, database)
@@ -646,9 +643,17 @@ fn main() -> ExitCode {
 fn token_refused(e: &anyhow::Error) -> bool {
     let unauthorized = |e: &ServerError| matches!(e, ServerError::Http { status: 401, .. });
     e.chain().any(|cause| {
-        cause.downcast_ref::<ServerError>().is_some_and(unauthorized)
-            || matches!(cause.downcast_ref::<ClientError>(), Some(ClientError::Server(e)) if unauthorized(e))
-            || cause.to_string().contains("401 Unauthorized")
+        cause
+            .downcast_ref::<ServerError>()
+            .is_some_and(unauthorized)
+            || cause
+                .downcast_ref::<WsError>()
+                .is_some_and(|ws| ws.status == Some(401))
+            || match cause.downcast_ref::<ClientError>() {
+                Some(ClientError::Server(e)) => unauthorized(e),
+                Some(ClientError::Connection(ws)) => ws.status == Some(401),
+                _ => false,
+            }
     })
 }
 
