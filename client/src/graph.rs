@@ -1755,8 +1755,9 @@ fn perhaps_under_way(e: &ClientError, progress: &mut impl FnMut(LoadProgress)) {
 /// Failures worth retrying: the connection dropped, or the server was briefly unavailable.
 fn is_transient(e: &ClientError) -> bool {
     match e {
-        ClientError::Server(ServerError::Unreachable { .. } | ServerError::NoAnswer { .. })
-        | ClientError::Connection(_) => true,
+        ClientError::Server(ServerError::Unreachable { .. } | ServerError::NoAnswer { .. }) => true,
+        // A refusal of the connection (unknown database, refused token) stays one.
+        ClientError::Connection(e) => e.status.is_none(),
         ClientError::Server(ServerError::Http { status, .. }) => *status == 502 || *status == 503,
         _ => false,
     }

@@ -183,19 +183,42 @@ impl Server {
                     url: self.url.clone(),
                     source,
                 }
-            } else if source.is_timeout() {
-                ServerError::NoAnswer {
-                    what: what.to_string(),
-                    message: format!("no answer within {:?}", self.timeout),
-                }
             } else {
-                ServerError::NoAnswer {
-                    what: what.to_string(),
-                    message: error_chain(&source),
-                }
+                self.no_answer(what, &source)
             }
         })?;
         Ok(resp)
+    }
+
+    /// The answer to `what` that `source` cut off or never let come: it timed out, or the
+    /// connection broke.
+    fn no_answer(&self, what: &str, source: &reqwest::Error) -> ServerError {
+        let message = match source.is_timeout() {
+            true => format!("no answer within {:?}", self.timeout),
+            false => error_chain(source),
+        };
+        ServerError::NoAnswer {
+            what: what.to_string(),
+            message,
+        }
+    }
+
+    /// The body of `resp`, the answer to `what`.
+    fn body(&self, what: &str, resp: Response) -> Result<String, ServerError> {
+        resp.text().map_err(|e| self.no_answer(what, &e))
+    }
+
+    /// `resp`'s JSON body, the answer to `what`.
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        resp: Response,
+    ) -> Result<T, ServerError> {
+        let text = self.body(what, resp)?;
+        serde_json::from_str(&text).map_err(|e| ServerError::Decode {
+            what: what.to_string(),
+            message: format!("{e}: {text}"),
+        })
     }
 
     /// Turns a non-success response into an error that names the call and quotes the server.
@@ -209,7 +232,7 @@ impl Server {
         if status.is_success() {
             return Ok(resp);
         }
-        let message = resp.text().unwrap_or_default();
+        let message = self.body(what, resp)?;
         if status == StatusCode::NOT_FOUND
             && let Some(database) = database
             && names_unknown_database(&message, database)
@@ -236,7 +259,7 @@ impl Server {
     pub fn create_identity(&self) -> Result<Identity, ServerError> {
         let what = "creating an identity";
         let resp = self.send(what, self.http.post(format!("{}/v1/identity", self.url)))?;
-        decode(what, self.check(what, None, resp)?)
+        self.decode(what, self.check(what, None, resp)?)
     }
 
     /// `PUT /v1/database/:name` with the module's wasm; `clear` wipes existing data.
@@ -253,7 +276,7 @@ impl Server {
             .header("Content-Type", "application/wasm")
             .body(wasm);
         let resp = self.send(&what, req)?;
-        decode(&what, self.check(&what, None, resp)?)
+        self.decode(&what, self.check(&what, None, resp)?)
     }
 
     /// `POST /v1/database/:db/call/:function` with JSON arguments (an array, in order).
@@ -277,10 +300,7 @@ impl Server {
             .get(EXECUTION_HEADER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok());
-        let text = resp.text().map_err(|e| ServerError::Decode {
-            what: what.clone(),
-            message: e.to_string(),
-        })?;
+        let text = self.body(&what, resp)?;
         let body = if text.trim().is_empty() {
             Value::Null
         } else {
@@ -302,7 +322,7 @@ impl Server {
             )
             .body(query.to_string());
         let resp = self.check(&what, Some(database), self.send(&what, req)?)?;
-        decode(&what, resp)
+        self.decode(&what, resp)
     }
 
     /// `GET /v1/database/:db/logs?num_lines=N` (owner only).
@@ -314,10 +334,7 @@ impl Server {
             Some(database),
             self.send(&what, self.request(reqwest::Method::GET, &path))?,
         )?;
-        resp.text().map_err(|e| ServerError::Decode {
-            what,
-            message: e.to_string(),
-        })
+        self.body(&what, resp)
     }
 }
 
@@ -328,17 +345,6 @@ pub struct SqlResult {
     pub rows: Vec<Value>,
     #[serde(default)]
     pub total_duration_micros: u64,
-}
-
-fn decode<T: serde::de::DeserializeOwned>(what: &str, resp: Response) -> Result<T, ServerError> {
-    let text = resp.text().map_err(|e| ServerError::Decode {
-        what: what.to_string(),
-        message: e.to_string(),
-    })?;
-    serde_json::from_str(&text).map_err(|e| ServerError::Decode {
-        what: what.to_string(),
-        message: format!("{e}: {text}"),
-    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::module_bindings::DbConnection;
 use spacetimedb_sdk::DbContext as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
 /// How long a call may wait for its result unless [`WsLink::with_timeout`] says otherwise (as
@@ -96,9 +96,6 @@ impl Drop for Down {
     }
 }
 
-/// The SDK's connection builder for the generated module.
-type Builder = spacetimedb_sdk::DbConnectionBuilder<crate::module_bindings::RemoteModule>;
-
 /// Processes `conn`'s messages (answers, callbacks) until the connection ends; `down` then marks
 /// it down, also if the SDK's task panics, so that no call waits for it.
 async fn process_messages(conn: Arc<DbConnection>, down: Down) {
@@ -168,10 +165,39 @@ thread_local! {
 const IO_THREAD: &str = "graph-client-io";
 
 /// Whether this thread processes connections' messages, where a call that waits for an answer
-/// would wait for itself: the answer can only arrive through this thread (or, for the SDK's
-/// callbacks on a connection opened in a Tokio runtime, through this connection's thread).
+/// may wait for itself: every thread while it runs a `_then` reply, and the client's I/O thread
+/// (which runs all the callbacks of connections opened outside a multi-threaded runtime). The
+/// row callbacks of a connection opened inside one run on the SDK's thread for it, which this
+/// does not recognize.
 fn on_message_thread() -> bool {
     IN_CALLBACK.get() || std::thread::current().name() == Some(IO_THREAD)
+}
+
+/// Marks this thread as running a reply until dropped (also when the reply panics).
+struct InCallback(bool);
+
+impl InCallback {
+    fn enter() -> Self {
+        Self(IN_CALLBACK.replace(true))
+    }
+}
+
+impl Drop for InCallback {
+    fn drop(&mut self) {
+        IN_CALLBACK.set(self.0);
+    }
+}
+
+/// Why a callback may not open a connection.
+const CALLBACK_CANNOT_OPEN: &str = "the connection is closed or still opening, and a callback \
+                                    cannot open one: it needs this thread. Call from another \
+                                    thread (a call there reconnects)";
+
+/// Whether this thread is in a multi-threaded Tokio runtime, whose worker must hand its work on
+/// (`block_in_place`) before it blocks.
+fn in_multi_threaded_runtime() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
 /// `mutex`'s guard, also after a thread panicked holding it: the values behind these locks
@@ -221,6 +247,32 @@ pub struct WsLink {
     /// How long a call waits for its answer.
     timeout: Duration,
     live: Mutex<Option<Arc<Live>>>,
+    /// A connection still opening after its caller gave up waiting: the next call waits for
+    /// it rather than start another (used only while `live` is locked).
+    opening: Mutex<Option<Opening>>,
+}
+
+/// A connection being opened by a thread of its own ([`WsLink::start_opening`]), and what its
+/// callbacks report to.
+struct Opening {
+    built: mpsc::Receiver<Result<DbConnection, spacetimedb_sdk::Error>>,
+    up: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
+    /// Notified by the server's first message.
+    connected: Arc<tokio::sync::Notify>,
+    /// Whether the SDK runs the connection's tasks in the caller's multi-threaded runtime
+    /// (otherwise in the client's I/O runtime, or a caller-driven link's own).
+    own_runtime: bool,
+}
+
+impl Opening {
+    /// Marks the connection down when the task that processes its messages ends.
+    fn down(&self) -> Down {
+        Down {
+            up: self.up.clone(),
+            ended: self.ended.clone(),
+        }
+    }
 }
 
 impl std::fmt::Debug for WsLink {
@@ -284,6 +336,7 @@ impl WsLink {
             caller_runtime: None,
             timeout: CALL_TIMEOUT,
             live: Mutex::new(None),
+            opening: Mutex::new(None),
         }
     }
 
@@ -336,7 +389,15 @@ impl WsLink {
     }
 
     fn live(&self) -> Result<Arc<Live>, ClientError> {
-        let mut slot = lock(&self.live);
+        let mut slot = match on_message_thread() {
+            // Not a wait for a connection that another thread is opening: it may need this one.
+            true => match self.live.try_lock() {
+                Ok(slot) => slot,
+                Err(TryLockError::Poisoned(slot)) => slot.into_inner(),
+                Err(TryLockError::WouldBlock) => return Err(self.error(CALLBACK_CANNOT_OPEN)),
+            },
+            false => lock(&self.live),
+        };
         if let Some(runtime) = &self.caller_runtime {
             if tokio::runtime::Handle::try_current().is_ok() {
                 return Err(self.error(
@@ -354,11 +415,33 @@ impl WsLink {
         *slot = None;
         if on_message_thread() {
             // The SDK would block this thread, which its connections need, to connect.
-            return Err(self.error(
-                "the connection is closed, and a callback cannot open another: open it from \
-                 another thread (a call there reconnects)",
-            ));
+            return Err(self.error(CALLBACK_CANNOT_OPEN));
         }
+        let opening = match lock(&self.opening).take() {
+            Some(opening) => opening,
+            None => self.start_opening()?,
+        };
+        let (conn, opening) = match &self.caller_runtime {
+            Some(runtime) => self.open_driven(runtime.get(), opening)?,
+            None => self.open_in_background(opening)?,
+        };
+        let live = Arc::new(Live {
+            conn,
+            up: opening.up,
+            ended: opening.ended,
+            caller_runtime: self.caller_runtime.clone(),
+        });
+        *slot = Some(live.clone());
+        Ok(live)
+    }
+
+    /// Starts opening a connection on a thread of its own, in the runtime where the SDK is to
+    /// run its tasks. Outside a Tokio runtime the SDK would start one per connection; the
+    /// client's I/O runtime serves them all instead. A caller inside a multi-threaded runtime
+    /// keeps its own. The SDK cannot connect from inside a current-thread runtime
+    /// (`block_in_place` panics there), nor could that runtime's thread, blocked in a call,
+    /// run the connection's tasks: such a caller is served as one outside any runtime.
+    fn start_opening(&self) -> Result<Opening, ClientError> {
         let up = Arc::new(AtomicBool::new(true));
         let connected = Arc::new(tokio::sync::Notify::new());
         let (down, keep, on_connect) = (up.clone(), self.token.clone(), connected.clone());
@@ -374,103 +457,18 @@ impl WsLink {
         if let Some(confirmed) = self.confirmed {
             builder = builder.with_confirmed_reads(confirmed);
         }
-        let ended = Arc::new(AtomicBool::new(false));
-        let down = Down {
-            up: up.clone(),
-            ended: ended.clone(),
-        };
-        let conn = match &self.caller_runtime {
-            Some(runtime) => self.open_driven(runtime.get(), builder, down, &connected)?,
-            None => self.open_in_background(builder, down)?,
-        };
-        let live = Arc::new(Live {
-            conn,
-            up,
-            ended,
-            caller_runtime: self.caller_runtime.clone(),
-        });
-        *slot = Some(live.clone());
-        Ok(live)
-    }
-
-    /// Opens a connection whose messages the calls process on `rt`, and waits for the server's
-    /// first message, which names the identity (and mints the token).
-    fn open_driven(
-        &self,
-        rt: &tokio::runtime::Runtime,
-        builder: Builder,
-        down: Down,
-        connected: &tokio::sync::Notify,
-    ) -> Result<Arc<DbConnection>, ClientError> {
-        // The SDK connects through `Handle::block_on`, which cannot drive a current-thread
-        // runtime's I/O itself: a helper thread drives it meanwhile.
-        let building = AtomicBool::new(true);
-        let built = std::thread::scope(|scope| {
-            scope.spawn(|| {
-                rt.block_on(async {
-                    while building.load(Ordering::Acquire) {
-                        tokio::time::sleep(Duration::from_millis(1)).await;
-                    }
-                })
-            });
-            let built = self.connect(rt.handle().clone(), builder);
-            building.store(false, Ordering::Release);
-            built
-        });
-        let conn = Arc::new(built?);
-        rt.spawn(process_messages(conn.clone(), down));
-        let _ =
-            rt.block_on(async { tokio::time::timeout(CONNECT_WAIT, connected.notified()).await });
-        Ok(conn)
-    }
-
-    /// Opens a connection whose messages a thread of their own processes.
-    fn open_in_background(
-        &self,
-        builder: Builder,
-        down: Down,
-    ) -> Result<Arc<DbConnection>, ClientError> {
-        // Outside a Tokio runtime the SDK would start one per connection; share one instead,
-        // and process the connection's messages there too. A caller inside a multi-threaded
-        // runtime keeps its own for the I/O, and the SDK's message thread. The SDK cannot
-        // connect from inside a current-thread runtime (`block_in_place` panics there), nor
-        // could that runtime's thread, blocked in a call, run the connection's tasks: such a
-        // caller is served as one outside any runtime, its connection opened by another thread.
         let own_runtime = tokio::runtime::Handle::try_current()
             .ok()
-            .filter(|h| h.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread);
-        let own = own_runtime.is_some();
-        let runtime = own_runtime.unwrap_or_else(|| io_runtime().handle().clone());
-        let conn = Arc::new(self.connect(runtime, builder)?);
-        match own {
-            false => {
-                io_runtime().spawn(process_messages(conn.clone(), down));
-            }
-            true => {
-                // The SDK's own thread processes the messages; the connection is down once
-                // that thread ends, however it ends (it panics on a socket that has just closed).
-                let thread = conn.run_threaded();
-                std::thread::spawn(move || {
-                    let _ = thread.join();
-                    drop(down);
-                });
-            }
-        }
-        Ok(conn)
-    }
-
-    /// Connects with `builder` on a thread of its own, in the runtime `handle` (where the SDK
-    /// runs the connection's tasks), waiting at most the link's timeout: the SDK waits for the
-    /// server's answer to the upgrade as long as it takes, forever from a server that stopped
-    /// without closing its sockets. A connection given up on is closed if it opens later.
-    fn connect(
-        &self,
-        handle: tokio::runtime::Handle,
-        builder: Builder,
-    ) -> Result<DbConnection, ClientError> {
-        let (tx, rx) = mpsc::channel();
+            .filter(|_| self.caller_runtime.is_none() && in_multi_threaded_runtime());
+        let handle = match (&self.caller_runtime, &own_runtime) {
+            (Some(runtime), _) => runtime.get().handle().clone(),
+            (None, Some(own)) => own.clone(),
+            (None, None) => io_runtime().handle().clone(),
+        };
+        let (tx, built) = mpsc::channel();
         let connecting = move || {
             let _entered = handle.enter();
+            // Nobody waits for a connection that opened after its link was dropped: closed.
             if let Err(mpsc::SendError(Ok(late))) = tx.send(builder.build()) {
                 let _ = catch_sdk_panic(|| late.disconnect());
             }
@@ -479,23 +477,101 @@ impl WsLink {
             .name("graph-client-connect".into())
             .spawn(connecting)
             .map_err(|e| self.error(format!("cannot connect: no thread to connect on: {e}")))?;
-        match rx.recv_timeout(self.timeout) {
-            Ok(built) => built.map_err(|e| {
+        Ok(Opening {
+            built,
+            up,
+            ended: Arc::new(AtomicBool::new(false)),
+            connected,
+            own_runtime: own_runtime.is_some(),
+        })
+    }
+
+    /// Waits at most the link's timeout for `opening`'s connection: the SDK waits for the
+    /// server's answer to the upgrade as long as it takes, forever from a server that stopped
+    /// without closing its sockets. One given up on is kept for the next call to wait for.
+    fn opened(&self, opening: Opening) -> Result<(Arc<DbConnection>, Opening), ClientError> {
+        let wait = || opening.built.recv_timeout(self.timeout);
+        let outcome = match in_multi_threaded_runtime() {
+            true => tokio::task::block_in_place(wait),
+            false => wait(),
+        };
+        match outcome {
+            Ok(Ok(conn)) => Ok((Arc::new(conn), opening)),
+            Ok(Err(e)) => {
                 let message = connect_error(&e, &self.database);
                 let status = refusal_status(&message);
-                match self.error(message) {
-                    ClientError::Connection(e) => ClientError::Connection(WsError { status, ..e }),
-                    other => other,
-                }
-            }),
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(self.error(format!(
-                "cannot connect: the server did not answer within {:?}",
-                self.timeout
-            ))),
+                Err(ClientError::Connection(WsError {
+                    url: self.url.clone(),
+                    database: self.database.clone(),
+                    message,
+                    status,
+                }))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                *lock(&self.opening) = Some(opening);
+                Err(self.error(format!(
+                    "cannot connect: the server did not answer within {:?}",
+                    self.timeout
+                )))
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 Err(self.error("cannot connect: the SDK panicked while connecting"))
             }
         }
+    }
+
+    /// Opens a connection whose messages the calls process on `rt`, and waits for the server's
+    /// first message, which names the identity (and mints the token).
+    fn open_driven(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        opening: Opening,
+    ) -> Result<(Arc<DbConnection>, Opening), ClientError> {
+        // The SDK connects through `Handle::block_on`, which cannot drive a current-thread
+        // runtime's I/O itself: a helper thread drives it meanwhile.
+        let building = AtomicBool::new(true);
+        let opened = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                rt.block_on(async {
+                    while building.load(Ordering::Acquire) {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                })
+            });
+            let opened = self.opened(opening);
+            building.store(false, Ordering::Release);
+            opened
+        });
+        let (conn, opening) = opened?;
+        rt.spawn(process_messages(conn.clone(), opening.down()));
+        let wait = CONNECT_WAIT.min(self.timeout);
+        let _ =
+            rt.block_on(async { tokio::time::timeout(wait, opening.connected.notified()).await });
+        Ok((conn, opening))
+    }
+
+    /// Opens a connection whose messages a thread of their own processes.
+    fn open_in_background(
+        &self,
+        opening: Opening,
+    ) -> Result<(Arc<DbConnection>, Opening), ClientError> {
+        let (conn, opening) = self.opened(opening)?;
+        match opening.own_runtime {
+            false => {
+                io_runtime().spawn(process_messages(conn.clone(), opening.down()));
+            }
+            true => {
+                // The SDK's own thread processes the messages; the connection is down once
+                // that thread ends, however it ends (it panics on a socket that has just closed).
+                let thread = conn.run_threaded();
+                let down = opening.down();
+                std::thread::spawn(move || {
+                    let _ = thread.join();
+                    drop(down);
+                });
+            }
+        }
+        Ok((conn, opening))
     }
 
     /// Sends a request with `send` (which queues it on the connection and arranges for its
@@ -587,9 +663,8 @@ impl WsLink {
         reply: Reply<R>,
     ) -> Result<(), ClientError> {
         let reply: Reply<R> = Box::new(move |answer| {
-            let outer = IN_CALLBACK.replace(true);
+            let _in_callback = InCallback::enter();
             reply(answer);
-            IN_CALLBACK.set(outer);
         });
         send(&live.conn, reply).map_err(|e| {
             self.drop_if_current(live);
@@ -636,12 +711,13 @@ impl WsLink {
                 }
             },
         }
+        // A call that timed out on a connection still up leaves it be: other calls may be
+        // waiting on it, answered in time (or the server is stopped, and so is every call).
+        if pending.live.up.load(Ordering::Acquire) {
+            return Err(Lost::TimedOut);
+        }
         self.drop_if_current(&pending.live);
-        Err(if Instant::now() >= pending.deadline {
-            Lost::TimedOut
-        } else {
-            Lost::Closed
-        })
+        Err(Lost::Closed)
     }
 
     /// Forgets `live` if it is still the current connection, so the next call reconnects.
@@ -767,8 +843,6 @@ impl DbConnectionRef {
 mod tests {
     use super::*;
 
-    /// The quiet hook keeps the SDK's send panic and a panic caught by [`catch_sdk_panic`]
-    /// quiet, and hands every other panic to the hook it replaced.
     #[test]
     fn a_refused_upgrade_gives_its_status() {
         let text = "cannot connect: Failed to initiate WebSocket connection: HTTP error: 401 \
@@ -780,6 +854,8 @@ mod tests {
         );
     }
 
+    /// The quiet hook keeps the SDK's send panic and a panic caught by [`catch_sdk_panic`]
+    /// quiet, and hands every other panic to the hook it replaced.
     #[test]
     fn the_quiet_hook_keeps_only_the_sdks_panics_quiet() {
         static REPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());

@@ -1308,4 +1308,6 @@ fn a_server_that_stopped_answering_fails_after_the_timeout() {
         assert!(stderr.contains("within 1s"), "{transport}: {stderr}");
     }
     assert_eq!(cli.json(&["stats"])["edges"], 1);
+    let err = cli.fails(&["--timeout", "0s", "stats"]);
+    assert!(err.contains("must be more than zero"), "{err}");
 }

@@ -80,7 +80,7 @@ struct Global {
         global = true,
         env = "GRAPH_TIMEOUT",
         default_value = "10m",
-        value_parser = humantime::parse_duration
+        value_parser = positive_duration
     )]
     timeout: Duration,
     /// Print answers as JSON.
@@ -319,6 +319,14 @@ fn parse_identity(hex: &str) -> anyhow::Result<Identity> {
 
 /// The module on `server`, over the transport asked for. `auto` opens the WebSocket now, so
 /// that a server without one is noticed before the command runs.
+/// A duration such as `30s`, more than zero (a timeout of zero would fail every call).
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if d.is_zero() => Err("must be more than zero".to_string()),
+        parsed => parsed.map_err(|e| e.to_string()),
+    }
+}
+
 fn connect(server: Server, database: &str, transport: TransportArg) -> anyhow::Result<GraphDb> {
     Ok(match transport {
         TransportArg::Http => GraphDb::new(server, database),
