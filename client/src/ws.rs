@@ -200,6 +200,16 @@ fn in_multi_threaded_runtime() -> bool {
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
+/// Runs `wait`, which blocks this thread, so that a worker of a multi-threaded runtime hands
+/// its other tasks on first: a connection opened in that runtime runs its tasks there, and
+/// with every worker blocked in a call, none would read the answers.
+fn blocking<T>(wait: impl FnOnce() -> T) -> T {
+    match in_multi_threaded_runtime() {
+        true => tokio::task::block_in_place(wait),
+        false => wait(),
+    }
+}
+
 /// `mutex`'s guard, also after a thread panicked holding it: the values behind these locks
 /// (a token, the current connection) are whole at every point a panic can leave them.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -396,7 +406,7 @@ impl WsLink {
                 Err(TryLockError::Poisoned(slot)) => slot.into_inner(),
                 Err(TryLockError::WouldBlock) => return Err(self.error(CALLBACK_CANNOT_OPEN)),
             },
-            false => lock(&self.live),
+            false => blocking(|| lock(&self.live)),
         };
         if let Some(runtime) = &self.caller_runtime {
             if tokio::runtime::Handle::try_current().is_ok() {
@@ -490,12 +500,7 @@ impl WsLink {
     /// server's answer to the upgrade as long as it takes, forever from a server that stopped
     /// without closing its sockets. One given up on is kept for the next call to wait for.
     fn opened(&self, opening: Opening) -> Result<(Arc<DbConnection>, Opening), ClientError> {
-        let wait = || opening.built.recv_timeout(self.timeout);
-        let outcome = match in_multi_threaded_runtime() {
-            true => tokio::task::block_in_place(wait),
-            false => wait(),
-        };
-        match outcome {
+        match blocking(|| opening.built.recv_timeout(self.timeout)) {
             Ok(Ok(conn)) => Ok((Arc::new(conn), opening)),
             Ok(Err(e)) => {
                 let message = connect_error(&e, &self.database);
@@ -675,7 +680,13 @@ impl WsLink {
     /// Waits for the answer to a request [`Self::send`] queued; it is not sent again if its
     /// connection drops.
     pub fn wait<R>(&self, what: &str, pending: Pending<R>) -> Result<R, ClientError> {
-        refuse_wait_on_message_thread(what)?;
+        if on_message_thread() {
+            return Err(self.error(format!(
+                "{what} was sent, but its answer cannot be awaited in a callback, whose thread \
+                 delivers the answers; the server may or may not carry it out. Wait for it from \
+                 another thread, or send it with a `_then` method"
+            )));
+        }
         match self.answer(pending) {
             Ok(answer) => answer.map_err(|message| internal(what, message)),
             Err(lost) => Err(self.error(lost.describe(what, self.timeout, true))),
@@ -703,13 +714,20 @@ impl WsLink {
                     return Ok(answer);
                 }
             }
-            None => loop {
-                match pending.rx.recv_timeout(LIVENESS_POLL) {
-                    Ok(answer) => return Ok(answer),
-                    Err(mpsc::RecvTimeoutError::Timeout) if alive() => {}
-                    Err(_) => break,
+            None => {
+                let answer = blocking(|| {
+                    loop {
+                        match pending.rx.recv_timeout(LIVENESS_POLL) {
+                            Ok(answer) => return Some(answer),
+                            Err(mpsc::RecvTimeoutError::Timeout) if alive() => {}
+                            Err(_) => return None,
+                        }
+                    }
+                });
+                if let Some(answer) = answer {
+                    return Ok(answer);
                 }
-            },
+            }
         }
         // A call that timed out on a connection still up leaves it be: other calls may be
         // waiting on it, answered in time (or the server is stopped, and so is every call).
@@ -751,12 +769,16 @@ enum Lost {
 }
 
 impl Lost {
-    /// Says what happened to the call `what`; `unsure`: a call that is not sent again, which
-    /// the server may have carried out all the same.
+    /// Says what happened to the call `what`; `unsure`: a call that is not sent again if its
+    /// connection closes, which the server may have carried out all the same.
     fn describe(&self, what: &str, timeout: Duration, unsure: bool) -> String {
-        let lost = match self {
-            Lost::TimedOut => format!("{what}: no answer within {timeout:?}"),
-            Lost::Closed => format!("{what}: the connection closed before the answer arrived"),
+        let (lost, unsure) = match self {
+            // Never sent again: the server may be working on it.
+            Lost::TimedOut => (format!("{what}: no answer within {timeout:?}"), true),
+            Lost::Closed => (
+                format!("{what}: the connection closed before the answer arrived"),
+                unsure,
+            ),
         };
         match unsure {
             true => format!("{lost}; the server may or may not have carried it out"),

@@ -369,10 +369,13 @@ fn a_call_that_waits_inside_a_callback_is_refused_at_once() {
     let (tx, rx) = std::sync::mpsc::channel();
     let inner = db.clone();
     db.add_edges_then(&[1], &[2], move |added| {
-        let _ = tx.send((added, inner.info(), inner.add_edges(&[2], &[3])));
+        let (info, write) = (inner.info(), inner.add_edges(&[2], &[3]));
+        // Sending is fine in a callback; waiting for the answer is not.
+        let sent = inner.send_add_edges(&[4], &[5]).unwrap().wait();
+        let _ = tx.send((added, info, write, sent));
     })
     .unwrap();
-    let (added, info, write) = rx.recv_timeout(Duration::from_secs(10)).expect("no answer");
+    let (added, info, write, sent) = rx.recv_timeout(Duration::from_secs(10)).expect("no answer");
     added.unwrap();
     for refused in [info.map(|_| ()), write] {
         let err = refused.unwrap_err();
@@ -381,7 +384,12 @@ fn a_call_that_waits_inside_a_callback_is_refused_at_once() {
             "{err}"
         );
     }
-    assert_eq!(db.info().unwrap().edges, 1);
+    let err = sent.unwrap_err();
+    assert!(
+        !matches!(&err, ClientError::NotSent { .. }) && err.to_string().contains("was sent"),
+        "{err}"
+    );
+    assert_eq!(db.info().unwrap().edges, 2);
 }
 
 /// Inside a current-thread Tokio runtime (`#[tokio::test]`'s default) the SDK cannot connect
@@ -432,6 +440,9 @@ fn calls_wait_no_longer_than_the_timeout_set() {
     };
     let (ws_took, ws_err) = took(&ws);
     let (http_took, http_err) = took(&http);
+    // A write that timed out is not sent again, whatever it is, and may still be carried out
+    // (this one changes nothing: the edge is absent).
+    let write = ws.remove_edges(&[9], &[9]).unwrap_err().to_string();
     // A new connection: the TCP connection opens (the kernel accepts it), the upgrade gets no
     // answer. The next call waits for the same opening rather than start another.
     let fresh = ws.reconnect();
@@ -440,6 +451,10 @@ fn calls_wait_no_longer_than_the_timeout_set() {
     signal("-CONT");
     assert!(ws_took < Duration::from_secs(10), "{ws_took:?}: {ws_err}");
     assert!(ws_err.contains("no answer within 2s"), "{ws_err}");
+    assert!(
+        write.contains("may or may not have carried it out"),
+        "{write}"
+    );
     assert!(
         connect_took < Duration::from_secs(10),
         "{connect_took:?}: {connect_err}"
@@ -478,4 +493,42 @@ fn a_refused_connection_gives_its_status() {
         status(GraphDb::websocket(stranger, "graph", None)),
         Some(401)
     );
+}
+
+/// Calls made straight from the tasks of a multi-threaded runtime, more at once than it has
+/// workers, on one connection opened there: each blocks its worker only after handing the
+/// worker's other tasks on, among them the connection's own, so all are answered. (They used to
+/// wait out the timeout, or hang: every worker blocked, nothing read the socket.)
+#[test]
+fn many_calls_from_async_tasks_on_few_workers() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    GraphDb::new(server.clone(), "graph")
+        .add_edges(&[1, 1], &[2, 3])
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let timeout = Duration::from_secs(30);
+    let db = GraphDb::websocket(server.with_timeout(timeout), "graph", None);
+    let started = std::time::Instant::now();
+    let answers = runtime.block_on(async {
+        let calls: Vec<_> = (0..8)
+            .map(|_| {
+                let db = db.clone();
+                tokio::spawn(async move { db.neighbor_count(1, Direction::Out).map(|a| a.value) })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for call in calls {
+            answers.push(call.await.unwrap());
+        }
+        answers
+    });
+    for answer in answers {
+        assert_eq!(answer.unwrap().count, 2);
+    }
+    assert!(started.elapsed() < timeout, "{:?}", started.elapsed());
 }

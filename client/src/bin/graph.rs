@@ -335,10 +335,11 @@ fn connect(server: Server, database: &str, transport: TransportArg) -> anyhow::R
             let db = GraphDb::websocket(server.clone(), database, None);
             match db.ws_connection() {
                 Some(Err(e)) => {
-                    // A refusal (unknown database, bad token) or an unreachable server is no
+                    // A refusal (a bad name, an unknown database, a bad token) or an unreachable
+                    // server is no
                     // news about the WebSocket: HTTP meets it too and says it more plainly.
                     let refused = matches!(&e, ClientError::Connection(ws)
-                        if matches!(ws.status, Some(401 | 403 | 404)))
+                        if matches!(ws.status, Some(400 | 401 | 403 | 404)))
                         || e.to_string().contains("Connection refused");
                     if !refused {
                         log_fallback(&e);
