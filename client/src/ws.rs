@@ -739,9 +739,15 @@ impl WsLink {
     }
 
     /// Forgets `live` if it is still the current connection, so the next call reconnects.
+    /// Never waits for the slot: a thread that holds it is in [`Self::live`], which sees the
+    /// connection down (and this may be a callback, whose thread that one may need).
     fn drop_if_current(&self, live: &Arc<Live>) {
         live.up.store(false, Ordering::Release);
-        let mut slot = lock(&self.live);
+        let mut slot = match self.live.try_lock() {
+            Ok(slot) => slot,
+            Err(TryLockError::Poisoned(slot)) => slot.into_inner(),
+            Err(TryLockError::WouldBlock) => return,
+        };
         if slot.as_ref().is_some_and(|l| Arc::ptr_eq(l, live)) {
             *slot = None;
         }
@@ -749,7 +755,7 @@ impl WsLink {
 
     /// Closes the connection, if one is open.
     pub fn disconnect(&self) {
-        lock(&self.live).take();
+        blocking(|| lock(&self.live)).take();
     }
 }
 
