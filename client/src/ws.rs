@@ -22,9 +22,6 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
 
-/// How long a call may wait for its result unless [`WsLink::with_timeout`] says otherwise (as
-/// long as the HTTP client's, [`crate::server::DEFAULT_TIMEOUT`]).
-const CALL_TIMEOUT: Duration = crate::server::DEFAULT_TIMEOUT;
 /// How often a waiting call checks that its connection is still up.
 const LIVENESS_POLL: Duration = Duration::from_millis(50);
 /// Scheduler passes a caller-driven link runs before each call, so that a close that arrived
@@ -344,7 +341,8 @@ impl WsLink {
             confirmed,
             drive: Drive::Background,
             caller_runtime: None,
-            timeout: CALL_TIMEOUT,
+            // As long as the HTTP client's, unless `with_timeout` says otherwise.
+            timeout: crate::server::DEFAULT_TIMEOUT,
             live: Mutex::new(None),
             opening: Mutex::new(None),
         }
@@ -467,13 +465,11 @@ impl WsLink {
         if let Some(confirmed) = self.confirmed {
             builder = builder.with_confirmed_reads(confirmed);
         }
-        let own_runtime = tokio::runtime::Handle::try_current()
-            .ok()
-            .filter(|_| self.caller_runtime.is_none() && in_multi_threaded_runtime());
-        let handle = match (&self.caller_runtime, &own_runtime) {
-            (Some(runtime), _) => runtime.get().handle().clone(),
-            (None, Some(own)) => own.clone(),
-            (None, None) => io_runtime().handle().clone(),
+        let own_runtime = self.caller_runtime.is_none() && in_multi_threaded_runtime();
+        let handle = match &self.caller_runtime {
+            Some(runtime) => runtime.get().handle().clone(),
+            None if own_runtime => tokio::runtime::Handle::current(),
+            None => io_runtime().handle().clone(),
         };
         let (tx, built) = mpsc::channel();
         let connecting = move || {
@@ -492,7 +488,7 @@ impl WsLink {
             up,
             ended: Arc::new(AtomicBool::new(false)),
             connected,
-            own_runtime: own_runtime.is_some(),
+            own_runtime,
         })
     }
 

@@ -15,7 +15,6 @@ use graph_client::graph::{
 use graph_client::server::{Server, ServerError};
 use graph_client::token_store;
 use graph_client::watch::{Change, WatchedEdge, watch};
-use graph_client::ws::WsError;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use std::io::Write as _;
@@ -655,9 +654,6 @@ fn token_refused(e: &anyhow::Error) -> bool {
         cause
             .downcast_ref::<ServerError>()
             .is_some_and(unauthorized)
-            || cause
-                .downcast_ref::<WsError>()
-                .is_some_and(|ws| ws.status == Some(401))
             || match cause.downcast_ref::<ClientError>() {
                 Some(ClientError::Server(e)) => unauthorized(e),
                 Some(ClientError::Connection(ws)) => ws.status == Some(401),
