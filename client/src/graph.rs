@@ -555,13 +555,9 @@ impl GraphDb {
                 name,
                 &|conn, reply| ws(conn, args.clone(), reply),
                 Box::new(move |answer| {
-                    then(match answer {
-                        Ok(outcome) => outcome.map_err(|message| reducer_failed(name, message)),
-                        Err(message) => Err(ClientError::Internal {
-                            function: name.to_string(),
-                            message,
-                        }),
-                    })
+                    then(answer.and_then(|outcome| {
+                        outcome.map_err(|message| reducer_failed(name, message))
+                    }))
                 }),
             ),
         }
@@ -657,8 +653,11 @@ impl GraphDb {
     /// [`GraphDb::add_edges`], sent without waiting: `then` gets the outcome, the way the SDK's
     /// `_then` callbacks do. Over the WebSocket `then` runs on the thread that processes the
     /// connection's messages, so it must return quickly; it may send further calls, which is
-    /// how a client keeps a connection busy without a thread waiting on each call. If the
-    /// connection drops first, `then` is never called. Over HTTP the call completes, and
+    /// how a client keeps a connection busy without a thread waiting on each call. `then` is
+    /// called exactly once (never if this returns an error): if the connection closes before
+    /// the answer, or none comes within the timeout ([`Server::with_timeout`]), with a
+    /// [`ClientError::Connection`] that says so (the server may or may not have carried the
+    /// call out; the SDK alone would never call it). Over HTTP the call completes, and
     /// `then` runs, before this returns.
     pub fn add_edges_then(
         &self,

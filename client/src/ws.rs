@@ -17,7 +17,8 @@
 use crate::graph::ClientError;
 use crate::module_bindings::DbConnection;
 use spacetimedb_sdk::DbContext as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, TryLockError};
 use std::time::{Duration, Instant};
@@ -80,16 +81,138 @@ impl Drop for CallerRuntime {
 }
 
 /// Marks a connection down, and the task that processes its messages ended, when dropped: when
-/// that task ends, however it ends.
+/// that task ends, however it ends. Its unanswered `_then` calls then get the loss.
 struct Down {
     up: Arc<AtomicBool>,
     ended: Arc<AtomicBool>,
+    unanswered: Arc<Unanswered>,
 }
 
 impl Drop for Down {
     fn drop(&mut self) {
         self.up.store(false, Ordering::Release);
         self.ended.store(true, Ordering::Release);
+        self.unanswered.close();
+    }
+}
+
+/// Tells a `_then` call's reply that no answer will come, and why.
+type Fail = Box<dyn FnOnce(ClientError) + Send>;
+
+/// A `_then` call waiting for its answer.
+struct Waiting {
+    deadline: Instant,
+    what: &'static str,
+    fail: Fail,
+}
+
+/// The calls of [`WsLink::send_then`] on one connection that wait for their answer. The SDK
+/// calls a callback only with its answer, so without this a call whose connection closed, or
+/// whose server stopped answering, would leave its callback uncalled, and a program that counts
+/// its answers waiting for ever: each gets [`Lost::Closed`] when the connection's task ends, or
+/// [`Lost::TimedOut`] at its deadline, as a blocking call does.
+struct Unanswered {
+    /// By call number, hence by deadline; `None` once the connection is down.
+    calls: Mutex<Option<BTreeMap<u64, Waiting>>>,
+    next: AtomicU64,
+    /// The connection's address (for the errors) and its link's timeout.
+    to: WsError,
+    timeout: Duration,
+    /// Whether the task that fails late calls ([`expire`]) runs.
+    expiring: AtomicBool,
+    /// Wakes that task: a first call registered, or the connection down.
+    wake: tokio::sync::Notify,
+}
+
+impl Unanswered {
+    fn new(to: WsError, timeout: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            calls: Mutex::new(Some(BTreeMap::new())),
+            next: AtomicU64::new(0),
+            to,
+            timeout,
+            expiring: AtomicBool::new(false),
+            wake: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// Registers the call `what`, `fail` to be told if its answer does not come within the
+    /// timeout; its number, or `None` when the connection is already down.
+    fn register(self: &Arc<Self>, what: &'static str, fail: Fail) -> Option<u64> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let deadline = Instant::now() + self.timeout;
+        let mut calls = lock(&self.calls);
+        let calls = calls.as_mut()?;
+        let first = calls.is_empty();
+        calls.insert(
+            id,
+            Waiting {
+                deadline,
+                what,
+                fail,
+            },
+        );
+        if !self.expiring.swap(true, Ordering::AcqRel) {
+            io_runtime().spawn(expire(self.clone()));
+        } else if first {
+            self.wake.notify_one();
+        }
+        Some(id)
+    }
+
+    /// Forgets call `id`: answered, or not sent.
+    fn forget(&self, id: u64) {
+        if let Some(calls) = lock(&self.calls).as_mut() {
+            calls.remove(&id);
+        }
+    }
+
+    /// The connection is down: every call waiting gets [`Lost::Closed`], and none registers.
+    fn close(&self) {
+        let calls = lock(&self.calls).take();
+        self.wake.notify_one();
+        for (_, call) in calls.into_iter().flatten() {
+            (call.fail)(self.lost(Lost::Closed, call.what));
+        }
+    }
+
+    /// The error for the call `what`, which got no answer.
+    fn lost(&self, lost: Lost, what: &str) -> ClientError {
+        ClientError::Connection(WsError {
+            message: lost.describe(what, self.timeout, true),
+            ..self.to.clone()
+        })
+    }
+}
+
+/// Fails the calls of `unanswered` whose deadline passed, until the connection is down.
+async fn expire(unanswered: Arc<Unanswered>) {
+    loop {
+        let oldest = match lock(&unanswered.calls).as_ref() {
+            None => return,
+            Some(calls) => calls.first_key_value().map(|(_, call)| call.deadline),
+        };
+        let Some(deadline) = oldest else {
+            unanswered.wake.notified().await;
+            continue;
+        };
+        let woken = tokio::time::timeout_at(deadline.into(), unanswered.wake.notified());
+        if woken.await.is_ok() {
+            continue;
+        }
+        let now = Instant::now();
+        let mut late = Vec::new();
+        match lock(&unanswered.calls).as_mut() {
+            None => return,
+            Some(calls) => {
+                while let Some(call) = calls.first_entry().filter(|c| c.get().deadline <= now) {
+                    late.push(call.remove());
+                }
+            }
+        }
+        for call in late {
+            (call.fail)(unanswered.lost(Lost::TimedOut, call.what));
+        }
     }
 }
 
@@ -116,7 +239,7 @@ fn settle(runtime: &CallerRuntime) {
 }
 
 /// A connection-level failure of a WebSocket call.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("WebSocket to {url} (database `{database}`): {message}")]
 pub struct WsError {
     pub url: String,
@@ -265,6 +388,7 @@ struct Opening {
     built: mpsc::Receiver<Result<DbConnection, spacetimedb_sdk::Error>>,
     up: Arc<AtomicBool>,
     ended: Arc<AtomicBool>,
+    unanswered: Arc<Unanswered>,
     /// Notified by the server's first message.
     connected: Arc<tokio::sync::Notify>,
     /// Whether the SDK runs the connection's tasks in the caller's multi-threaded runtime
@@ -278,6 +402,7 @@ impl Opening {
         Down {
             up: self.up.clone(),
             ended: self.ended.clone(),
+            unanswered: self.unanswered.clone(),
         }
     }
 }
@@ -300,6 +425,7 @@ struct Live {
     up: Arc<AtomicBool>,
     /// Whether the task that processes its messages has ended.
     ended: Arc<AtomicBool>,
+    unanswered: Arc<Unanswered>,
     /// The runtime that runs the connection's tasks when its callers drive it.
     caller_runtime: Option<Arc<CallerRuntime>>,
 }
@@ -383,12 +509,16 @@ impl WsLink {
     }
 
     fn error(&self, message: impl Into<String>) -> ClientError {
-        ClientError::Connection(WsError {
+        ClientError::Connection(self.ws_error(message.into()))
+    }
+
+    fn ws_error(&self, message: String) -> WsError {
+        WsError {
             url: self.url.clone(),
             database: self.database.clone(),
-            message: message.into(),
+            message,
             status: None,
-        })
+        }
     }
 
     /// The open connection, opening one if there is none or the last one dropped.
@@ -437,6 +567,7 @@ impl WsLink {
             conn,
             up: opening.up,
             ended: opening.ended,
+            unanswered: opening.unanswered,
             caller_runtime: self.caller_runtime.clone(),
         });
         *slot = Some(live.clone());
@@ -487,6 +618,7 @@ impl WsLink {
             built,
             up,
             ended: Arc::new(AtomicBool::new(false)),
+            unanswered: Unanswered::new(self.ws_error(String::new()), self.timeout),
             connected,
             own_runtime,
         })
@@ -615,13 +747,15 @@ impl WsLink {
 
     /// Queues a request with `send` and returns at once; `reply` gets the answer on the thread
     /// that processes the connection's messages, as the SDK's callbacks do (so it must return
-    /// quickly; it may send further requests). If the connection drops first, `reply` is
-    /// never called.
+    /// quickly; it may send further requests). It is called exactly once: with a
+    /// [`ClientError::Connection`] if the connection closes first, or no answer comes within
+    /// the link's timeout (the server may or may not carry the request out), and never if this
+    /// returns an error.
     pub fn send_then<R: Send + 'static>(
         &self,
-        what: &str,
+        what: &'static str,
         send: Request<'_, R>,
-        reply: Reply<R>,
+        reply: Box<dyn FnOnce(Result<R, ClientError>) + Send>,
     ) -> Result<(), ClientError> {
         if self.drive == Drive::Caller {
             return Err(self.error(format!(
@@ -629,7 +763,28 @@ impl WsLink {
                  waits; use Drive::Background for callbacks"
             )));
         }
-        self.send_with(&self.live()?, what, send, reply)
+        let live = self.live()?;
+        // The answer or the loss, whichever comes first, takes the reply.
+        let slot = Arc::new(Mutex::new(Some(reply)));
+        let failing = slot.clone();
+        let fail: Fail = Box::new(move |lost| {
+            if let Some(reply) = lock(&failing).take() {
+                let _in_callback = InCallback::enter();
+                reply(Err(lost));
+            }
+        });
+        let unanswered = live.unanswered.clone();
+        let Some(id) = unanswered.register(what, fail) else {
+            return Err(self.error(format!("{what}: the connection closed")));
+        };
+        let answered: Reply<R> = Box::new(move |answer| {
+            unanswered.forget(id);
+            if let Some(reply) = lock(&slot).take() {
+                reply(answer.map_err(|message| internal(what, message)));
+            }
+        });
+        self.send_with(&live, what, send, answered)
+            .inspect_err(|_| live.unanswered.forget(id))
     }
 
     /// [`Self::send`] on the connection `live`.

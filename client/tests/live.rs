@@ -392,6 +392,57 @@ fn a_call_that_waits_inside_a_callback_is_refused_at_once() {
     assert_eq!(db.info().unwrap().edges, 2);
 }
 
+/// A `_then` call's callback runs exactly once, also when no answer comes: the SDK alone calls
+/// it only with an answer, so a pipelining program that counts its answers would wait for ever
+/// on calls cut off by a host that stopped answering (each gets "no answer within" at the
+/// timeout) or went away (each gets "closed before the answer").
+#[test]
+fn then_callbacks_hear_of_calls_left_unanswered() {
+    let mut host = TestHost::start();
+    let server = host.publish_module("graph");
+    let db = GraphDb::websocket(server.with_timeout(Duration::from_secs(2)), "graph", None);
+    db.add_edges(&[1], &[2]).unwrap();
+    let pid = host.pid().expect("the host's pid").to_string();
+    let signal = |name: &str| {
+        let status = std::process::Command::new("kill")
+            .args([name, &pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let send = |src: u64, dst: u64| {
+        let tx = tx.clone();
+        let sent = std::time::Instant::now();
+        db.add_edges_then(&[src], &[dst], move |outcome| {
+            let _ = tx.send((sent.elapsed(), outcome.map_err(|e| e.to_string())));
+        })
+        .unwrap();
+    };
+    signal("-STOP");
+    send(1, 2);
+    let (took, outcome) = rx
+        .recv_timeout(WAIT)
+        .expect("no callback after the timeout");
+    let err = outcome.unwrap_err();
+    assert!(took < Duration::from_secs(10), "{took:?}: {err}");
+    assert!(
+        err.contains("no answer within 2s") && err.contains("may or may not"),
+        "{err}"
+    );
+    let calls = 200;
+    for i in 0..calls {
+        send(10 + i, 11 + i);
+    }
+    host.crash();
+    for _ in 0..calls {
+        let (_, outcome) = rx.recv_timeout(WAIT).expect("a callback never called");
+        let err = outcome.unwrap_err();
+        assert!(err.contains("closed before the answer arrived"), "{err}");
+    }
+    assert!(rx.try_recv().is_err(), "a callback called twice");
+}
+
 /// Inside a current-thread Tokio runtime (`#[tokio::test]`'s default) the SDK cannot connect
 /// (it needs `block_in_place`): the client connects from another thread, and serves the
 /// connection from its own, so that blocking calls work there as over HTTP.
