@@ -1280,7 +1280,8 @@ fn an_export_loads_back_as_the_same_graph() {
 }
 
 /// `--timeout` bounds how long a command waits for a server that stopped answering (SIGSTOP),
-/// over either transport, instead of 10 minutes; the error says so.
+/// over either transport, instead of 10 minutes; the error says so. The default transport does
+/// not then try HTTP, which would wait as long again.
 #[test]
 fn a_server_that_stopped_answering_fails_after_the_timeout() {
     let (host, cli) = Cli::on_a_new_host();
@@ -1292,7 +1293,7 @@ fn a_server_that_stopped_answering_fails_after_the_timeout() {
     };
     signal("-STOP");
     let mut failures = Vec::new();
-    for transport in ["ws", "http"] {
+    for transport in ["ws", "http", "auto"] {
         let started = std::time::Instant::now();
         let out = cli.run(&["--timeout", "1s", "--transport", transport, "stats"]);
         failures.push((transport, started.elapsed(), out));
@@ -1306,6 +1307,12 @@ fn a_server_that_stopped_answering_fails_after_the_timeout() {
             "{transport}: {took:?}"
         );
         assert!(stderr.contains("within 1s"), "{transport}: {stderr}");
+        if transport == "auto" {
+            assert!(
+                stderr.contains("--transport http") && !stderr.contains("using HTTP"),
+                "{stderr}"
+            );
+        }
     }
     assert_eq!(cli.json(&["stats"])["edges"], 1);
     let err = cli.fails(&["--timeout", "0s", "stats"]);

@@ -316,8 +316,6 @@ fn parse_identity(hex: &str) -> anyhow::Result<Identity> {
         .map_err(|e| anyhow::anyhow!("`{hex}` is not an identity (64 hex digits): {e}"))
 }
 
-/// The module on `server`, over the transport asked for. `auto` opens the WebSocket now, so
-/// that a server without one is noticed before the command runs.
 /// A duration such as `30s`, more than zero (a timeout of zero would fail every call).
 fn positive_duration(text: &str) -> Result<Duration, String> {
     match humantime::parse_duration(text) {
@@ -326,6 +324,8 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// The module on `server`, over the transport asked for. `auto` opens the WebSocket now, so
+/// that a server without one is noticed before the command runs.
 fn connect(server: Server, database: &str, transport: TransportArg) -> anyhow::Result<GraphDb> {
     Ok(match transport {
         TransportArg::Http => GraphDb::new(server, database),
@@ -333,10 +333,18 @@ fn connect(server: Server, database: &str, transport: TransportArg) -> anyhow::R
         TransportArg::Auto => {
             let db = GraphDb::websocket(server.clone(), database, None);
             match db.ws_connection() {
+                // A server that accepted the connection but never answered the upgrade (stopped)
+                // would keep an HTTP call waiting as long again.
+                Some(Err(e)) if e.to_string().contains("did not answer within") => {
+                    return Err(anyhow::Error::new(e).context(
+                        "the server accepted the connection but did not answer (if it answers \
+                         HTTP but not WebSocket upgrades, pass --transport http)",
+                    ));
+                }
                 Some(Err(e)) => {
                     // A refusal (a bad name, an unknown database, a bad token) or an unreachable
-                    // server is no
-                    // news about the WebSocket: HTTP meets it too and says it more plainly.
+                    // server is no news about the WebSocket: HTTP meets it too and says it more
+                    // plainly.
                     let refused = matches!(&e, ClientError::Connection(ws)
                         if matches!(ws.status, Some(400 | 401 | 403 | 404)))
                         || e.to_string().contains("Connection refused");
