@@ -283,14 +283,20 @@ thread_local! {
 
 /// The name of the thread of [`io_runtime`].
 const IO_THREAD: &str = "graph-client-io";
+/// The name of the thread that processes the messages of a connection opened in a
+/// multi-threaded runtime of the caller's.
+const MESSAGE_THREAD: &str = "graph-client-messages";
 
 /// Whether this thread processes connections' messages, where a call that waits for an answer
-/// may wait for itself: every thread while it runs a `_then` reply, and the client's I/O thread
-/// (which runs all the callbacks of connections opened outside a multi-threaded runtime). The
-/// row callbacks of a connection opened inside one run on the SDK's thread for it, which this
-/// does not recognize.
+/// may wait for itself: every thread while it runs a `_then` reply, the client's I/O thread
+/// (which runs all the callbacks of connections opened outside a multi-threaded runtime), and
+/// the message thread of a connection opened inside one.
 fn on_message_thread() -> bool {
-    IN_CALLBACK.get() || std::thread::current().name() == Some(IO_THREAD)
+    IN_CALLBACK.get()
+        || matches!(
+            std::thread::current().name(),
+            Some(IO_THREAD | MESSAGE_THREAD)
+        )
 }
 
 /// Marks this thread as running a reply until dropped (also when the reply panics).
@@ -391,9 +397,9 @@ struct Opening {
     unanswered: Arc<Unanswered>,
     /// Notified by the server's first message.
     connected: Arc<tokio::sync::Notify>,
-    /// Whether the SDK runs the connection's tasks in the caller's multi-threaded runtime
+    /// The caller's multi-threaded runtime, when the SDK runs the connection's tasks there
     /// (otherwise in the client's I/O runtime, or a caller-driven link's own).
-    own_runtime: bool,
+    own_runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Opening {
@@ -596,11 +602,12 @@ impl WsLink {
         if let Some(confirmed) = self.confirmed {
             builder = builder.with_confirmed_reads(confirmed);
         }
-        let own_runtime = self.caller_runtime.is_none() && in_multi_threaded_runtime();
-        let handle = match &self.caller_runtime {
-            Some(runtime) => runtime.get().handle().clone(),
-            None if own_runtime => tokio::runtime::Handle::current(),
-            None => io_runtime().handle().clone(),
+        let own_runtime = (self.caller_runtime.is_none() && in_multi_threaded_runtime())
+            .then(tokio::runtime::Handle::current);
+        let handle = match (&self.caller_runtime, &own_runtime) {
+            (Some(runtime), _) => runtime.get().handle().clone(),
+            (None, Some(own)) => own.clone(),
+            (None, None) => io_runtime().handle().clone(),
         };
         let (tx, built) = mpsc::channel();
         let connecting = move || {
@@ -689,19 +696,19 @@ impl WsLink {
         opening: Opening,
     ) -> Result<(Arc<DbConnection>, Opening), ClientError> {
         let (conn, opening) = self.opened(opening)?;
-        match opening.own_runtime {
-            false => {
-                io_runtime().spawn(process_messages(conn.clone(), opening.down()));
-            }
-            true => {
-                // The SDK's own thread processes the messages; the connection is down once
-                // that thread ends, however it ends (it panics on a socket that has just closed).
-                let thread = conn.run_threaded();
-                let down = opening.down();
-                std::thread::spawn(move || {
-                    let _ = thread.join();
-                    drop(down);
-                });
+        let messages = process_messages(conn.clone(), opening.down());
+        match opening.own_runtime.clone() {
+            None => drop(io_runtime().spawn(messages)),
+            // A thread of its own processes the messages, as the SDK's `run_threaded` would,
+            // but one this client knows, so that a call that would wait for its answer in a row
+            // callback there is refused rather than wait for itself. The callbacks do not run
+            // on the caller's workers, and the connection is down once that thread ends,
+            // however it ends (the SDK panics on a socket that has just closed).
+            Some(runtime) => {
+                std::thread::Builder::new()
+                    .name(MESSAGE_THREAD.into())
+                    .spawn(move || runtime.block_on(messages))
+                    .map_err(|e| self.error(format!("cannot process messages: {e}")))?;
             }
         }
         Ok((conn, opening))

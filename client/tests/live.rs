@@ -546,6 +546,57 @@ fn a_refused_connection_gives_its_status() {
     );
 }
 
+/// A row callback of a connection opened in a multi-threaded runtime runs on the thread that
+/// processes that connection's messages, as every callback of the client's own connections
+/// does: a call made there that would wait for its answer is refused at once, not left waiting
+/// out the timeout for the thread it holds.
+#[test]
+fn a_waiting_call_in_a_row_callback_is_refused_in_a_runtime_too() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let db = GraphDb::websocket(
+        server.clone().with_timeout(Duration::from_secs(5)),
+        "graph",
+        None,
+    );
+    let (applied_tx, applied) = std::sync::mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel();
+    runtime.block_on(async {
+        let conn = db.ws_connection().unwrap().unwrap();
+        let inner = db.clone();
+        conn.db.edge().on_insert(move |_, _| {
+            let _ = tx.send(inner.info().map(|_| ()));
+        });
+        conn.subscription_builder()
+            .on_applied(move |_| applied_tx.send(()).unwrap())
+            .subscribe(["SELECT * FROM edge"]);
+    });
+    applied
+        .recv_timeout(WAIT)
+        .expect("the subscription applied");
+    GraphDb::new(server, "graph").add_edges(&[1], &[2]).unwrap();
+    let started = std::time::Instant::now();
+    let err = rx
+        .recv_timeout(WAIT)
+        .expect("the callback ran")
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::NotSent { .. }) && err.to_string().contains("callback"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(db.info().unwrap().edges, 1);
+}
+
 /// Calls made straight from the tasks of a multi-threaded runtime, more at once than it has
 /// workers, on one connection opened there: each blocks its worker only after handing the
 /// worker's other tasks on, among them the connection's own, so all are answered. (They used to
