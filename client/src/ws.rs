@@ -993,6 +993,12 @@ fn connect_error(e: &spacetimedb_sdk::Error, database: &str) -> String {
         ));
     } else if text.contains("401 Unauthorized") {
         text.push_str(" (the server refused the token)");
+    } else if text.contains("400 Bad Request") {
+        // The SDK keeps only the status; the reason is in the answer's body.
+        text.push_str(&format!(
+            " (the server refused the request: is `{database}` a valid database name? An HTTP \
+             call, `--transport http` in the CLI, shows the server's reason)"
+        ));
     }
     text
 }

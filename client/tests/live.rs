@@ -538,7 +538,18 @@ fn a_refused_connection_gives_its_status() {
         Err(ClientError::Connection(e)) => e.status,
         other => panic!("{other:?}"),
     };
-    assert_eq!(status(GraphDb::websocket(server, "nope", None)), Some(404));
+    assert_eq!(
+        status(GraphDb::websocket(server.clone(), "nope", None)),
+        Some(404)
+    );
+    let err = GraphDb::websocket(server, "Not_A_Name", None)
+        .info()
+        .unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Connection(e) if e.status == Some(400))
+            && err.to_string().contains("valid database name"),
+        "{err}"
+    );
     let stranger = graph_client::server::Server::new(host.url()).with_token("not.a.token");
     assert_eq!(
         status(GraphDb::websocket(stranger, "graph", None)),
