@@ -1286,11 +1286,7 @@ fn an_export_loads_back_as_the_same_graph() {
 fn a_server_that_stopped_answering_fails_after_the_timeout() {
     let (host, cli) = Cli::on_a_new_host();
     cli.json(&["add-edge", "1", "2"]);
-    let pid = host.pid().expect("the host's pid").to_string();
-    let signal = |name: &str| {
-        let status = Command::new("kill").args([name, &pid]).status().unwrap();
-        assert!(status.success());
-    };
+    let signal = |name: &str| host.signal(name);
     signal("-STOP");
     let mut failures = Vec::new();
     for transport in ["ws", "http", "auto"] {

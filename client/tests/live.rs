@@ -402,14 +402,7 @@ fn then_callbacks_hear_of_calls_left_unanswered() {
     let server = host.publish_module("graph");
     let db = GraphDb::websocket(server.with_timeout(Duration::from_secs(2)), "graph", None);
     db.add_edges(&[1], &[2]).unwrap();
-    let pid = host.pid().expect("the host's pid").to_string();
-    let signal = |name: &str| {
-        let status = std::process::Command::new("kill")
-            .args([name, &pid])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
+    let signal = |name: &str| host.signal(name);
     let (tx, rx) = std::sync::mpsc::channel();
     let send = |src: u64, dst: u64| {
         let tx = tx.clone();
@@ -475,14 +468,7 @@ fn calls_wait_no_longer_than_the_timeout_set() {
     let http = GraphDb::new(server.clone().with_timeout(timeout), "graph");
     ws.add_edges(&[1], &[2]).unwrap();
     http.add_edges(&[2], &[3]).unwrap();
-    let pid = host.pid().expect("the host's pid").to_string();
-    let signal = |name: &str| {
-        let status = std::process::Command::new("kill")
-            .args([name, &pid])
-            .status()
-            .unwrap();
-        assert!(status.success());
-    };
+    let signal = |name: &str| host.signal(name);
     signal("-STOP");
     let took = |db: &GraphDb| {
         let started = std::time::Instant::now();

@@ -167,6 +167,13 @@ impl TestHost {
         self.child.as_ref().map(std::process::Child::id)
     }
 
+    /// Sends the running host a signal (`"-STOP"`, `"-CONT"`, …) with `kill`.
+    pub fn signal(&self, name: &str) {
+        let pid = self.pid().expect("the host is running").to_string();
+        let status = Command::new("kill").args([name, &pid]).status().unwrap();
+        assert!(status.success(), "kill {name} {pid}");
+    }
+
     /// A client without a token (each call mints a new identity, as on the official server).
     pub fn anonymous(&self) -> Server {
         Server::new(&self.url)
