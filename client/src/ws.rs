@@ -775,7 +775,8 @@ impl WsLink {
         let slot = Arc::new(Mutex::new(Some(reply)));
         let failing = slot.clone();
         let fail: Fail = Box::new(move |lost| {
-            if let Some(reply) = lock(&failing).take() {
+            let reply = lock(&failing).take();
+            if let Some(reply) = reply {
                 let _in_callback = InCallback::enter();
                 reply(Err(lost));
             }
@@ -786,7 +787,8 @@ impl WsLink {
         };
         let answered: Reply<R> = Box::new(move |answer| {
             unanswered.forget(id);
-            if let Some(reply) = lock(&slot).take() {
+            let reply = lock(&slot).take();
+            if let Some(reply) = reply {
                 reply(answer.map_err(|message| internal(what, message)));
             }
         });
