@@ -29,6 +29,7 @@ use spacetimedb_paths::server::ServerDataDir;
 use spacetimedb_schema::auto_migrate::{MigrationPolicy, PrettyPrintStyle};
 
 use crate::auth::random_identity;
+use crate::persistence::{self, SnapshotOnStop};
 
 /// Why the registry refused or failed a request.
 #[derive(Debug, thiserror::Error)]
@@ -42,9 +43,6 @@ pub enum ControlError {
     UnknownIdentity,
     #[error("Clear database requires database name or identity")]
     ClearNeedsTarget,
-    /// The name belongs to another identity (its first publisher).
-    #[error("the name `{0}` belongs to another identity")]
-    NameTaken(DatabaseName),
     /// Only the owner may change a database.
     #[error("{subject} is not authorized to perform action on database {database}: {action}")]
     NotOwner {
@@ -134,18 +132,33 @@ impl DbRecord {
 struct Registry {
     next_id: u64,
     databases: Vec<DbRecord>,
-    /// Name → the identity that first published under it. The official server keeps names
-    /// ("top-level domains") owned by their first publisher even after the database is deleted.
+    /// Name → the identity of the database first created under it (hex), kept after that
+    /// database is deleted, as the official server keeps its DNS records: publishing the name
+    /// again, as any identity, creates a database with that identity.
     #[serde(default)]
-    namespaces: BTreeMap<String, String>,
+    names: BTreeMap<String, String>,
 }
 
 impl Registry {
     fn find(&self, target: &Target) -> Option<&DbRecord> {
-        self.databases.iter().find(|db| match target {
-            Target::Name(name) => db.name.as_deref() == Some(name.as_ref()),
-            Target::Identity(identity) => db.database_identity == *identity,
-        })
+        let by_identity = |identity: Identity| {
+            (self.databases.iter()).find(move |db| db.database_identity == identity)
+        };
+        match target {
+            Target::Name(name) => {
+                let named = self
+                    .databases
+                    .iter()
+                    .find(|db| db.name.as_deref() == Some(name.as_ref()));
+                named.or_else(|| by_identity(self.named(name)?))
+            }
+            Target::Identity(identity) => by_identity(*identity),
+        }
+    }
+
+    /// The identity kept for `name`, if a database was ever created under it.
+    fn named(&self, name: &DatabaseName) -> Option<Identity> {
+        Identity::from_hex(self.names.get(name.as_ref())?).ok()
     }
 
     fn alloc_id(&mut self) -> u64 {
@@ -160,6 +173,8 @@ pub struct Control {
     /// The engine's program store (also its `ProgramStorage`), keyed by program hash.
     programs: Arc<DiskStorage>,
     data_dir: Arc<ServerDataDir>,
+    /// The replicas' snapshot workers, which a retired replica's directory must outlive.
+    persistence: Arc<SnapshotOnStop>,
     /// Where the registry is saved; `None` with `--in-memory`.
     registry_file: Option<PathBuf>,
     registry: Mutex<Registry>,
@@ -179,6 +194,7 @@ impl Control {
         hc: HostController,
         programs: Arc<DiskStorage>,
         data_dir: Arc<ServerDataDir>,
+        persistence: Arc<SnapshotOnStop>,
         registry_file: Option<PathBuf>,
     ) -> anyhow::Result<Self> {
         let registry = match &registry_file {
@@ -194,6 +210,7 @@ impl Control {
             hc,
             programs,
             data_dir,
+            persistence,
             registry_file,
             registry: Mutex::new(registry),
             fence: tokio::sync::RwLock::new(()),
@@ -359,21 +376,12 @@ impl Control {
         target: Option<Target>,
         program_bytes: Box<[u8]>,
     ) -> Result<Identity> {
-        if let Some(Target::Name(name)) = &target {
-            let owner = self
-                .registry
-                .lock()
-                .unwrap()
-                .namespaces
-                .get(name.as_ref())
-                .cloned();
-            if owner.is_some_and(|owner| owner != publisher.to_hex().as_str()) {
-                return Err(ControlError::NameTaken(name.clone()));
-            }
-        }
         let database_identity = match &target {
             Some(Target::Identity(identity)) => *identity,
-            _ => random_identity(),
+            Some(Target::Name(name)) => {
+                (self.registry.lock().unwrap().named(name)).unwrap_or_else(random_identity)
+            }
+            None => random_identity(),
         };
         let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
         let (id, replica_id) = {
@@ -396,9 +404,9 @@ impl Control {
         self.commit(|registry| {
             if let Some(name) = &record.name {
                 registry
-                    .namespaces
+                    .names
                     .entry(name.clone())
-                    .or_insert_with(|| publisher.to_hex().to_string());
+                    .or_insert_with(|| database_identity.to_hex().to_string());
             }
             registry.databases.push(record.clone());
         })?;
@@ -553,16 +561,19 @@ impl Control {
         Ok(())
     }
 
-    /// Stops a replica's module host and removes its data directory.
+    /// Stops a replica's module host and removes its data directory, once no snapshot of it is
+    /// being written.
     async fn retire_replica(&self, replica_id: u64) {
-        if let Err(e) = self
-            .hc
-            .exit_module_host(replica_id, Duration::from_secs(30))
-            .await
-        {
+        let limit = Duration::from_secs(30);
+        self.persistence.forget(replica_id);
+        if let Err(e) = self.hc.exit_module_host(replica_id, limit).await {
             log::warn!("replica {replica_id} did not exit cleanly: {e:#}");
         }
-        let dir = self.data_dir.replica(replica_id).0;
+        let replica = self.data_dir.replica(replica_id);
+        if !persistence::snapshots_settled(&replica.snapshots().0, limit).await {
+            log::warn!("replica {replica_id}: a snapshot is still being written after {limit:?}");
+        }
+        let dir = replica.0;
         if dir.exists()
             && let Err(e) = std::fs::remove_dir_all(&dir)
         {

@@ -203,7 +203,8 @@ async fn serve(
         token_signer: Arc::new(auth.signing_key()),
     })?;
 
-    let control = control::Control::new(hc, programs, engine_dir, registry_file)?;
+    let control =
+        control::Control::new(hc, programs, engine_dir, persistence.clone(), registry_file)?;
     control.launch_all().await;
     let app = Arc::new(routes::App {
         control,

@@ -88,6 +88,46 @@ impl SnapshotOnStop {
             }
         }
     }
+
+    /// Forgets `replica_id` (a database deleted or reset).
+    pub fn forget(&self, replica_id: u64) {
+        self.replicas.lock().unwrap().remove(&replica_id);
+    }
+}
+
+/// Waits, at most `limit`, until no snapshot in the repository `dir` has been locked for a
+/// quarter of a second; whether that happened. The engine's snapshot worker outlives its
+/// replica's host (2.14 never stops it) and may still be writing or compressing a snapshot
+/// (a new database's first one takes tens of milliseconds after it was created): removing the
+/// directory under it makes it panic on its vanished lock file, which takes the whole host
+/// down. Once the host has exited nothing asks for another snapshot, and one already asked for
+/// finds the database gone before it touches the disk.
+pub async fn snapshots_settled(dir: &Path, limit: Duration) -> bool {
+    const QUIET: Duration = Duration::from_millis(250);
+    let until = Instant::now() + limit;
+    let mut quiet_since = Instant::now();
+    loop {
+        if any_locked(dir) {
+            quiet_since = Instant::now();
+        } else if quiet_since.elapsed() >= QUIET {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Whether the snapshot repository `dir` holds a lock file (a snapshot being written or
+/// compressed); a missing directory holds none.
+fn any_locked(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries
+        .flatten()
+        .any(|entry| entry.path().extension().is_some_and(|e| e == "lock"))
 }
 
 #[async_trait::async_trait]

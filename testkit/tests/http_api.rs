@@ -321,6 +321,74 @@ fn names_resolve_to_identities_and_the_public_key_is_served() {
     assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
 }
 
+/// A deleted database's name stays bound to its identity, as the official server keeps its DNS
+/// record: any identity may publish under it again, which creates a database with that identity
+/// and makes the new publisher its owner (also after a restart).
+#[test]
+fn a_deleted_name_can_be_published_again_by_anyone() {
+    let mut host = TestHost::start();
+    let (_, first) = host.client();
+    let (_, second) = host.client();
+    let identity = |published: &Value| {
+        published["Success"]["database_identity"]
+            .as_str()
+            .expect("the publish names the database's identity")
+            .to_owned()
+    };
+    let created = identity(&first.publish("conf", conformance_wasm(), false).unwrap());
+    assert_eq!(
+        status(second.publish("conf", conformance_wasm(), false)),
+        403
+    );
+    let delete = |server: &Server| {
+        reqwest::blocking::Client::new()
+            .delete(format!("{}/v1/database/conf", host.url()))
+            .bearer_auth(server.token().unwrap())
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(delete(&second), 403);
+    assert_eq!(delete(&first), 200);
+    let published = second.publish("conf", conformance_wasm(), false).unwrap();
+    assert_eq!(published["Success"]["op"], "created", "{published}");
+    assert_eq!(identity(&published), created);
+    host.restart();
+    assert_eq!(
+        status(first.publish("conf", conformance_wasm(), false)),
+        403
+    );
+    let again = second.publish("conf", conformance_wasm(), false).unwrap();
+    assert_eq!(again["Success"]["op"], "updated", "{again}");
+    assert_eq!(identity(&again), created);
+}
+
+/// A database deleted, or reset by a `clear` publish, while the engine still writes its first
+/// snapshot (right after it was created) leaves the host serving: its directory is removed only
+/// once the snapshot worker has let go of it. (The worker used to find its lock file gone and
+/// panic, which took the whole host down.)
+#[test]
+fn deleting_a_database_mid_snapshot_leaves_the_host_serving() {
+    let host = TestHost::start();
+    let (_, owner) = host.client();
+    let http = reqwest::blocking::Client::new();
+    for i in 0..8 {
+        let name = format!("fresh{i}");
+        owner.publish(&name, conformance_wasm(), false).unwrap();
+        owner.publish(&name, conformance_wasm(), true).unwrap();
+        let deleted = http
+            .delete(format!("{}/v1/database/{name}", host.url()))
+            .bearer_auth(owner.token().unwrap())
+            .send()
+            .unwrap();
+        assert_eq!(deleted.status().as_u16(), 200, "{name}");
+    }
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    assert!(notes(&owner).is_empty());
+    assert!(!host.log().contains("panicked"), "{}", host.log());
+}
+
 /// SQL, and a procedure that commits a write, answer once the transaction is durable, as on
 /// the official server (`confirmed` defaults to true): a write either acknowledged is there
 /// after the host is killed right after the answer. SQL's `?confirmed=false` answers at once;

@@ -21,7 +21,6 @@ use serde::Serialize;
 use spacetimedb::client::ClientActorIndex;
 use spacetimedb::host::module_host::ClientConnectedError;
 use spacetimedb::host::{ProcedureCallError, ReducerCallError};
-use spacetimedb_client_api_messages::name::PublishResult;
 use tower_http::cors::{self, CorsLayer};
 
 use crate::auth::Auth;
@@ -124,12 +123,11 @@ async fn timers_on_time(
     next.run(request).await
 }
 
-/// An error response: status and text body, or a JSON body for the few official JSON errors.
+/// An error response: status and text body.
 #[derive(Debug)]
 pub struct HttpError {
     status: StatusCode,
     body: String,
-    json: bool,
 }
 
 impl HttpError {
@@ -137,15 +135,6 @@ impl HttpError {
         Self {
             status,
             body: message.into(),
-            json: false,
-        }
-    }
-
-    fn json(status: StatusCode, value: &impl Serialize) -> Self {
-        Self {
-            status,
-            body: serde_json::to_string(value).unwrap_or_default(),
-            json: true,
         }
     }
 
@@ -162,11 +151,7 @@ impl HttpError {
 
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
-        if self.json {
-            json_response(self.status, self.body.into_bytes())
-        } else {
-            (self.status, self.body).into_response()
-        }
+        (self.status, self.body).into_response()
     }
 }
 
@@ -179,12 +164,6 @@ impl From<ControlError> for HttpError {
             | ControlError::MigrationFailed(_)
             | ControlError::InvalidModule(_) => StatusCode::BAD_REQUEST,
             ControlError::UnknownName(_) | ControlError::UnknownIdentity => StatusCode::NOT_FOUND,
-            ControlError::NameTaken(name) => {
-                return Self::json(
-                    StatusCode::UNAUTHORIZED,
-                    &PublishResult::PermissionDenied { name: name.clone() },
-                );
-            }
             ControlError::NotOwner { .. } => StatusCode::FORBIDDEN,
             ControlError::Engine(_) => return Self::internal(e),
         };
