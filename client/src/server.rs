@@ -99,7 +99,16 @@ pub struct Identity {
 #[derive(Debug, Clone)]
 pub struct CallOutput {
     pub body: Value,
+    /// `None` when the server did not time the call.
     pub execution_us: Option<u64>,
+}
+
+/// The execution time a call's answer reports, µs. The official server does not time a
+/// procedure called over HTTP and sends 0 for it (its route passes the engine no start time);
+/// no call runs in 0 µs, so 0 means "not timed" (graph-host times procedures too).
+fn execution_time(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    let value = headers.get(EXECUTION_HEADER)?.to_str().ok()?;
+    value.parse().ok().filter(|&us| us > 0)
 }
 
 /// How long a request waits for its answer unless [`Server::with_timeout`] says otherwise.
@@ -295,11 +304,7 @@ impl Server {
             .header("Content-Type", "application/json")
             .body(args.to_string());
         let resp = self.check(&what, Some(database), self.send(&what, req)?)?;
-        let execution_us = resp
-            .headers()
-            .get(EXECUTION_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok());
+        let execution_us = execution_time(resp.headers());
         let text = self.body(&what, resp)?;
         let body = if text.trim().is_empty() {
             Value::Null
@@ -349,7 +354,22 @@ pub struct SqlResult {
 
 #[cfg(test)]
 mod tests {
-    use super::names_unknown_database;
+    use super::{EXECUTION_HEADER, execution_time, names_unknown_database};
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn an_untimed_call_has_no_execution_time() {
+        let headers = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(EXECUTION_HEADER, HeaderValue::from_static(value));
+            headers
+        };
+        assert_eq!(execution_time(&headers("153")), Some(153));
+        // The official server's answer to a procedure called over HTTP.
+        assert_eq!(execution_time(&headers("0")), None);
+        assert_eq!(execution_time(&headers("x")), None);
+        assert_eq!(execution_time(&HeaderMap::new()), None);
+    }
 
     #[test]
     fn an_unknown_database_is_told_from_an_unknown_function() {
