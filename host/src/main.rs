@@ -216,6 +216,7 @@ async fn serve(
             ..Default::default()
         },
         timer_pump,
+        stopping: tokio::sync::watch::Sender::new(false),
     });
 
     let listener = tokio::net::TcpListener::bind(cli.listen)
@@ -236,18 +237,24 @@ async fn serve(
     let stop = StopSignals::listen()?;
     let draining = Arc::new(tokio::sync::Notify::new());
     let server = axum::serve(listener, routes::router(app.clone())).with_graceful_shutdown({
-        let (signal, draining) = (stop.next(), draining.clone());
+        let (signal, draining, app) = (stop.next(), draining.clone(), app.clone());
         async move {
             signal.await;
+            app.stop_websockets();
             draining.notify_one();
         }
     });
-    // After the first signal the server takes no new connections and lets the requests under
-    // way finish, for at most DRAIN_LIMIT: a client that never finishes its request (a
-    // `logs?follow` stream, an unread answer, half a header) must not keep the host from
-    // stopping. A second signal ends the wait at once and skips the snapshots below.
+    // After the first signal the server takes no new connections or calls and lets the requests
+    // under way finish, and the calls WebSocket clients had sent, for at most DRAIN_LIMIT: a
+    // client that never finishes its request (a `logs?follow` stream, an unread answer, half a
+    // header) must not keep the host from stopping. A second signal ends the wait at once and
+    // skips the snapshots below.
     let hurried = tokio::select! {
-        served = server.into_future() => {
+        served = async {
+            server.into_future().await?;
+            app.websockets_closed().await;
+            anyhow::Ok(())
+        } => {
             served?;
             false
         }

@@ -38,6 +38,23 @@ pub struct App {
     pub websocket: WebSocketOptions,
     /// Kept running while requests and WebSocket connections are open.
     pub timer_pump: TimerPump,
+    /// Set when the host stops; every WebSocket connection holds a receiver until it closes.
+    pub stopping: tokio::sync::watch::Sender<bool>,
+}
+
+impl App {
+    /// Tells the WebSocket connections that the host is stopping: each reads no more calls,
+    /// finishes those it has, and closes. Axum's graceful shutdown does not see upgraded
+    /// connections, which would otherwise take calls (and commit them) while the host
+    /// snapshots its databases.
+    pub fn stop_websockets(&self) {
+        self.stopping.send_replace(true);
+    }
+
+    /// Resolves once every WebSocket connection has closed.
+    pub async fn websockets_closed(&self) {
+        self.stopping.closed().await;
+    }
 }
 
 /// The `/v1` router.

@@ -31,6 +31,7 @@ use spacetimedb_client_api_messages::websocket::{v2, v3};
 use spacetimedb_lib::ConnectionId;
 use spacetimedb_lib::connection_id::ConnectionIdForUrl;
 use spacetimedb_lib::identity::AuthCtx;
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -125,6 +126,7 @@ pub(super) async fn subscribe(
     };
     let sql_auth = AuthCtx::new(db.owner_identity, caller.identity);
     let options = app.websocket;
+    let stopping = app.stopping.subscribe();
 
     // The 101 goes out first; the rest runs on the upgraded socket.
     // A message is one frame from the SDK, so frames may be as large as messages (the socket
@@ -156,8 +158,9 @@ pub(super) async fn subscribe(
                 connection_id,
                 token: caller.token.into(),
             });
-            let actor =
-                move |client, receiver| run(client, receiver, socket, options, initial, busy);
+            let actor = move |client, receiver| {
+                run(client, receiver, socket, options, initial, stopping, busy)
+            };
             ClientConnection::spawn(
                 client_id,
                 auth,
@@ -211,12 +214,23 @@ async fn run(
     mut socket: Socket,
     options: WebSocketOptions,
     initial: v2::ServerMessage,
+    // Held until the connection has closed (the host's stop waits for that).
+    stopping: watch::Receiver<bool>,
     // Keeps the timer pump running while the connection is open.
     _busy: Busy,
 ) {
     let guard = Disconnect(Some(client.clone()));
     let end = match client.send_message(None, OutboundMessage::V2(initial)) {
-        Ok(()) => serve(client, &mut outgoing, &mut socket, options).await,
+        Ok(()) => {
+            serve(
+                client,
+                &mut outgoing,
+                &mut socket,
+                options,
+                stopping.clone(),
+            )
+            .await
+        }
         Err(e) => End::Close(close(CloseCode::Error, e.to_string())),
     };
     outgoing.close();
@@ -234,6 +248,10 @@ async fn run(
 /// How many client messages may wait for the one being evaluated before the socket stops
 /// reading (the SDK pipelines a few calls; a client that floods is slowed, not buffered).
 const QUEUED_MESSAGES: usize = 64;
+
+/// How long the connection of a stopping host stays open once it has nothing to evaluate and
+/// nothing to send: the answers to the calls it took arrive as the database runs them.
+const STOPPING_QUIET: Duration = Duration::from_millis(300);
 
 /// Sends `message` unless the client takes no frames for `within`: a client that stopped
 /// reading would otherwise hold its connection, and the messages queued for it, for good.
@@ -286,11 +304,14 @@ async fn evaluate_queued(
 
 /// Reads client frames and hands them to the engine, writes the engine's messages, pings, and
 /// watches for idleness and for the module going away, until one of those ends the connection.
+/// Once the host is stopping it reads nothing more, and closes when the calls it took have
+/// been evaluated and their answers sent ([`STOPPING_QUIET`]).
 async fn serve(
     client: ClientConnection,
     outgoing: &mut ClientConnectionReceiver,
     socket: &mut Socket,
     options: WebSocketOptions,
+    mut stopping: watch::Receiver<bool>,
 ) -> End {
     let mut module_watch = client.clone();
     let mut last_heard = Instant::now();
@@ -300,8 +321,13 @@ async fn serve(
     let mut queued = VecDeque::new();
     let mut evaluating: Option<Evaluation> = None;
     let mut was_reading = true;
+    let mut stopped = false;
+    // The last thing done, once stopping: the connection closes after STOPPING_QUIET of quiet.
+    let mut last_active = Instant::now();
     loop {
-        let reading = queued.len() < QUEUED_MESSAGES;
+        stopped = stopped || *stopping.borrow();
+        let reading = queued.len() < QUEUED_MESSAGES && !stopped;
+        let done = stopped && evaluating.is_none() && queued.is_empty();
         if !reading || !was_reading {
             // Not reading is the server's choice, not the client's silence: its pongs wait
             // unread behind the calls it queued. Its idle time starts once reading resumes.
@@ -345,6 +371,7 @@ async fn serve(
                 }
             } => {
                 evaluating = None;
+                last_active = Instant::now();
                 let evaluated = match evaluated {
                     Ok(()) => evaluate_queued(&client, &mut queued, &mut evaluating).await,
                     refused => refused,
@@ -359,6 +386,7 @@ async fn serve(
                     // The engine dropped the connection (kicked, or the database went away).
                     return End::Close(close(CloseCode::Away, "the server closed the connection"));
                 }
+                last_active = Instant::now();
                 let sent =
                     write(&client, socket, &mut buffer, &mut messages, options.idle_timeout).await;
                 if let Err(e) = sent {
@@ -383,6 +411,14 @@ async fn serve(
             }
             _ = module_watch.watch_module_host() => {
                 return End::Close(close(CloseCode::Away, "module exited"));
+            }
+            changed = stopping.changed(), if !stopped => {
+                // A dropped sender (the host going away) is a stop too.
+                stopped = stopped || changed.is_err();
+                last_active = Instant::now();
+            }
+            _ = tokio::time::sleep_until(last_active + STOPPING_QUIET), if done => {
+                return End::Close(close(CloseCode::Away, "the server is stopping"));
             }
         }
     }
