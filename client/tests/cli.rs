@@ -1098,6 +1098,47 @@ fn a_host_stopped_under_a_pipelined_load_leaves_the_hint() {
     }
 }
 
+/// An interrupt while a load still reads its file (here a FIFO nothing is written to) ends it as
+/// one later on does: exit 130, saying what it left (nothing), for SIGTERM as for Ctrl-C. (It
+/// used to die of the signal, 143, without a word.)
+#[test]
+fn a_load_interrupted_while_reading_its_file_says_so() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let dir = tempfile::tempdir().unwrap();
+    for signal in ["TERM", "INT"] {
+        let fifo = dir.path().join(format!("edges-{signal}.txt"));
+        assert!(
+            Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Opening the FIFO to write returns once the load has opened it to read (and keeps
+        // it open, so that the load then waits for lines).
+        let opened = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (fifo, opened) = (fifo.clone(), opened.clone());
+            std::thread::spawn(move || {
+                let file = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+                opened.store(true, std::sync::atomic::Ordering::SeqCst);
+                file
+            })
+        };
+        let out = interrupted_once(&cli, &["load", fifo.to_str().unwrap()], signal, || {
+            opened.load(std::sync::atomic::Ordering::SeqCst)
+        });
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{signal}: {stderr}");
+        assert!(
+            stderr.contains("interrupted: nothing was sent"),
+            "{signal}: {stderr}"
+        );
+        drop(writer.join().unwrap());
+    }
+    assert_eq!(cli.json(&["stats"])["edges"], 0);
+}
+
 /// Ctrl-C during a load says how far the server got, and resuming from there loads exactly the
 /// file's graph.
 #[test]

@@ -20,8 +20,8 @@ use serde_json::{Value, json};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// `println!`, except that a closed stdout (`graph bfs 1 | head`) ends the command quietly,
@@ -555,6 +555,29 @@ fn interrupted(what: &str) -> ! {
     std::process::exit(130)
 }
 
+/// What an interrupt leaves, as the command under way last said it ([`on_interrupt`]).
+type InterruptNote = Box<dyn Fn() -> String + Send>;
+static ON_INTERRUPT: Mutex<Option<InterruptNote>> = Mutex::new(None);
+
+/// Has an interrupt end the process ([`interrupted`]) with what `note` says then (it may also
+/// clean up). The handler is installed once, before a command that writes reads its input, so
+/// that an interrupt while the file is read exits 130 with a word too; each later stage of the
+/// command replaces the note.
+fn on_interrupt(note: impl Fn() -> String + Send + 'static) -> anyhow::Result<()> {
+    let first = ON_INTERRUPT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .replace(Box::new(note))
+        .is_none();
+    if first {
+        ctrlc::set_handler(|| {
+            let note = ON_INTERRUPT.lock().unwrap_or_else(PoisonError::into_inner);
+            interrupted(&note.as_ref().map(|note| note()).unwrap_or_default())
+        })?;
+    }
+    Ok(())
+}
+
 /// What a load has left of a bulk load, for its hint: none, one perhaps under way (a call that
 /// begins or finishes it lost its answer), one under way.
 const NO_BULK: u8 = 0;
@@ -730,6 +753,12 @@ fn prepare(command: &Command) -> anyhow::Result<Prepared> {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     let g = &cli.global;
+    if matches!(
+        cli.command,
+        Command::Load { .. } | Command::LabelVertices { .. } | Command::Export { .. }
+    ) {
+        on_interrupt(|| "nothing was sent or written yet".to_string())?;
+    }
     let prepared = prepare(&cli.command)?;
     let server = Server::new(&g.server).with_timeout(g.timeout);
     let token = match &g.token {
@@ -785,11 +814,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let Prepared::Labels(list) = prepared else {
                 unreachable!("`graph label-vertices` prepares its file")
             };
-            ctrlc::set_handler(|| {
-                interrupted(
-                    "some calls may have labelled their vertices; re-run the same command \
-                     (labelling is idempotent)",
-                )
+            on_interrupt(|| {
+                "some calls may have labelled their vertices; re-run the same command \
+                 (labelling is idempotent)"
+                    .to_string()
             })?;
             let calls = db.load_vertex_labels(&list)?;
             let info = db.info()?;
@@ -841,15 +869,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // the hint a Ctrl-C prints.
             let acknowledged = Arc::new(AtomicUsize::new(skip));
             let bulk = Arc::new(AtomicU8::new(NO_BULK));
-            let (on_interrupt, bulk_on_interrupt) = (acknowledged.clone(), bulk.clone());
-            ctrlc::set_handler(move || {
-                let at = on_interrupt.load(Ordering::SeqCst);
-                interrupted(&format!(
+            let (acknowledged_at, bulk_on_interrupt) = (acknowledged.clone(), bulk.clone());
+            on_interrupt(move || {
+                let at = acknowledged_at.load(Ordering::SeqCst);
+                format!(
                     "{}; re-run the same command (loading is idempotent){}{}",
                     acknowledged_text(at, total),
                     resume_text(at),
                     bulk_text(bulk_on_interrupt.load(Ordering::SeqCst)),
-                ))
+                )
             })?;
             let result = db.load_with(&rest, plan, |progress| match progress {
                 LoadProgress::BulkLoad { certain } => bulk.store(
@@ -1216,11 +1244,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 .chain(&vertices)
                 .map(|path| partial_path(path))
                 .collect();
-            ctrlc::set_handler(move || {
+            on_interrupt(move || {
                 for partial in &partials {
                     let _ = std::fs::remove_file(partial);
                 }
-                interrupted("the export was given up and its partial files removed")
+                "the export was given up and its partial files removed".to_string()
             })?;
             let mut files = None;
             let (mut pages, mut max_hold_us) = (0u64, 0u64);
