@@ -533,10 +533,23 @@ fn damaged(path: &Path, error: EdgeListError) -> EdgeListError {
 /// magic bytes.
 fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|error| EdgeListError::Open {
+    let open = |error| EdgeListError::Open {
         file: name.clone(),
         error,
+    };
+    let file = File::open(path).map_err(|e| match path == Path::new("-") {
+        true => open(io::Error::new(
+            e.kind(),
+            format!("{e} (standard input is read as /dev/stdin)"),
+        )),
+        false => open(e),
     })?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(open(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory",
+        )));
+    }
     let mut reader = BufReader::with_capacity(READ_BUFFER, file);
     let starts_gzip = reader
         .fill_buf()
@@ -1150,10 +1163,18 @@ impl CsvRows {
     }
 }
 
-/// Skips a UTF-8 byte-order mark at the start of `reader` (spreadsheets write one).
+/// Skips a UTF-8 byte-order mark at the start of `reader` (spreadsheets write one), and refuses
+/// UTF-16 text, whose byte-order mark says what it is (its ids would read as other bytes).
 fn skip_bom(reader: &mut impl BufRead) -> io::Result<()> {
     const BOM: &[u8] = b"\xEF\xBB\xBF";
-    if reader.fill_buf()?.starts_with(BOM) {
+    let head = reader.fill_buf()?;
+    if head.starts_with(b"\xFF\xFE") || head.starts_with(b"\xFE\xFF") {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the file is UTF-16 text (its byte-order mark says so); save it as UTF-8",
+        ));
+    }
+    if head.starts_with(BOM) {
         reader.consume(BOM.len());
     }
     Ok(())
@@ -1349,6 +1370,16 @@ mod tests {
             error.contains("its lines give the edge 1 → 2 two ways: no label and weight 1 and "),
             "{error}"
         );
+    }
+
+    /// A directory, and `-` (no such file here), are refused as what they are.
+    #[test]
+    fn a_directory_or_a_dash_is_no_edge_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_edge_list(dir.path()).unwrap_err().to_string();
+        assert!(err.ends_with(": it is a directory"), "{err}");
+        let err = read_edge_list(Path::new("-")).unwrap_err().to_string();
+        assert!(err.contains("/dev/stdin"), "{err}");
     }
 
     fn parse(text: &str, format: Format) -> Result<EdgeList, EdgeListError> {
@@ -1599,6 +1630,15 @@ mod tests {
             rows(&parse("\u{feff}1 2\n", Format::Snap).unwrap()),
             [(1, 2)]
         );
+        // UTF-16 text (both byte orders) is refused as such, not as bad ids or a header.
+        for bom in [&b"\xFF\xFE"[..], b"\xFE\xFF"] {
+            let text = [bom, b"1\x002\x00\n\x00"].concat();
+            let err = parse_edge_list(&text[..], "wide.csv", Format::Csv).unwrap_err();
+            assert!(
+                err.to_string().contains("line 1") && err.to_string().contains("UTF-16"),
+                "{err}"
+            );
+        }
         // A carriage return inside a line is no line end (old Mac files are refused as such,
         // not read as one header line).
         let (line, problem, _) = line_error("1,2\r3,4\n", Format::Csv);

@@ -1098,6 +1098,30 @@ fn a_host_stopped_under_a_pipelined_load_leaves_the_hint() {
     }
 }
 
+/// A `--no-bulk` load that finds a bulk load under way (here another client's) joins and
+/// finishes it, as every load does, and says so: its queries were refused meanwhile.
+#[test]
+fn a_no_bulk_load_says_it_joins_a_bulk_load_under_way() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let other = graph_client::graph::GraphDb::new(
+        graph_client::server::Server::new(&cli.url).with_token(cli.token.clone()),
+        "graph",
+    );
+    other.begin_bulk_load().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let snap = file(&dir, "e.txt", b"1 2\n2 3\n");
+    let out = cli.run(&["load", &snap, "--no-bulk"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("a bulk load is under way"), "{stderr}");
+    let stats = cli.json(&["stats"]);
+    assert!(stats["bulk_load"].is_null(), "{stats}");
+    assert_eq!(
+        (stats["vertices"].as_u64(), stats["edges"].as_u64()),
+        (Some(3), Some(2))
+    );
+}
+
 /// An interrupt while a load still reads its file (here a FIFO nothing is written to) ends it as
 /// one later on does: exit 130, saying what it left (nothing), for SIGTERM as for Ctrl-C. (It
 /// used to die of the signal, 143, without a word.)

@@ -181,7 +181,7 @@ pub fn add_labelled_edges(
             None => NO_LABEL,
             Some(&at) => *ids.get(at as usize).ok_or_else(|| {
                 format!(
-                    "{} names label {at}, but label_names has only {} names",
+                    "{} names label {at}, but label_names has no entry {at} (its length is {})",
                     edge_at(i, n, s, d),
                     ids.len()
                 )
@@ -440,7 +440,8 @@ pub fn set_vertex_labels(
     for (i, (&id, &at)) in ids.iter().zip(&labels).enumerate() {
         let label = *names.get(at as usize).ok_or_else(|| {
             format!(
-                "vertex {i} ({id}) names label {at}, but label_names has only {} names",
+                "vertex {i} ({id}) names label {at}, but label_names has no entry {at} (its \
+                 length is {})",
                 names.len()
             )
         })?;

@@ -310,7 +310,7 @@ fn check_refusals(db: &GraphDb, transport: &str) {
     );
     refused(
         db.add_labelled_edges(&[4], &[5], &names, &[3], &[]),
-        "label_names has only 1",
+        "names label 3, but label_names has no entry 3 (its length is 1)",
     );
     refused(
         db.add_labelled_edges(&[4], &[5], &["a\nb".into()], &[0], &[]),
@@ -335,7 +335,7 @@ fn check_refusals(db: &GraphDb, transport: &str) {
     );
     refused(
         db.set_vertex_labels(&[1], &kinds, &[2]),
-        "label_names has only 2",
+        "names label 2, but label_names has no entry 2 (its length is 2)",
     );
     refused(
         db.set_vertex_labels(&[1, 2], &kinds, &[0]),

@@ -112,7 +112,8 @@ enum Command {
         /// Into an empty graph, keep every vertex row exact after each call (queries are
         /// answered during the load) instead of a bulk load, which stores the edges first and
         /// writes the vertex rows at the end, refusing queries until then (this took 1.7 times
-        /// as long on the LiveJournal-sized graph).
+        /// as long on the LiveJournal-sized graph). A bulk load already under way (an
+        /// interrupted one, or another client's) is joined and finished all the same.
         #[arg(long)]
         no_bulk: bool,
     },
@@ -880,14 +881,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 )
             })?;
             let result = db.load_with(&rest, plan, |progress| match progress {
-                LoadProgress::BulkLoad { certain } => bulk.store(
-                    if certain {
-                        BULK_UNDER_WAY
-                    } else {
-                        BULK_PERHAPS
-                    },
-                    Ordering::SeqCst,
-                ),
+                LoadProgress::BulkLoad { certain } => {
+                    if no_bulk && certain && bulk.load(Ordering::SeqCst) == NO_BULK {
+                        bar.suspend(|| {
+                            eprintln!(
+                                "note: a bulk load is under way (an interrupted one, or another \
+                                 client's): this load joins it and finishes it, and queries are \
+                                 refused until then"
+                            )
+                        });
+                    }
+                    bulk.store(
+                        if certain {
+                            BULK_UNDER_WAY
+                        } else {
+                            BULK_PERHAPS
+                        },
+                        Ordering::SeqCst,
+                    )
+                }
                 LoadProgress::BulkLoadFinished => bulk.store(NO_BULK, Ordering::SeqCst),
                 LoadProgress::Edges(acked) => {
                     acknowledged.store(skip + acked, Ordering::SeqCst);
