@@ -1098,6 +1098,43 @@ fn a_host_stopped_under_a_pipelined_load_leaves_the_hint() {
     }
 }
 
+/// An export that big writes keep cutting off gives up after three attempts, saying so and
+/// what to do, not only that a version can no longer be read.
+#[test]
+fn an_export_cut_off_by_big_writes_says_why_it_gave_up() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let dir = tempfile::tempdir().unwrap();
+    let edges: String = (0..2_000u64).map(|i| format!("{i} {}\n", i + 1)).collect();
+    let snap = file(&dir, "e.txt", edges.as_bytes());
+    cli.json(&["load", &snap]);
+    let writer_db = graph_client::graph::GraphDb::new(
+        graph_client::server::Server::new(&cli.url).with_token(cli.token.clone()),
+        "graph",
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            // Calls of 10,001 new edges: each is a bulk write, which the change log does not
+            // keep, so an export reading an older version must start again.
+            let mut first = 1_000_000u64;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let src: Vec<u64> = (first..first + 10_001).collect();
+                writer_db.add_edges(&src, &src).unwrap();
+                first += 10_001;
+            }
+        })
+    };
+    let out = dir.path().join("out.csv");
+    let err = cli.fails(&["export", out.to_str().unwrap(), "--page", "1"]);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.join().unwrap();
+    assert!(
+        err.contains("started 3 times") && err.contains("can no longer be read"),
+        "{err}"
+    );
+}
+
 /// A `--no-bulk` load that finds a bulk load under way (here another client's) joins and
 /// finishes it, as every load does, and says so: its queries were refused meanwhile.
 #[test]

@@ -9,8 +9,8 @@ use graph_client::edgelist::{
 };
 use graph_client::export::{ExportFiles, partial_path};
 use graph_client::graph::{
-    ClientError, Direction, Follow, GraphDb, GraphMeta, Identity, LoadPlan, LoadProgress,
-    QueryStats, TxOptions, to_sats_json,
+    ClientError, Direction, Follow, GraphDb, GraphError, GraphMeta, Identity, LoadPlan,
+    LoadProgress, QueryStats, TxOptions, to_sats_json,
 };
 use graph_client::server::{Server, ServerError};
 use graph_client::token_store;
@@ -1264,24 +1264,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             })?;
             let mut files = None;
             let (mut pages, mut max_hold_us) = (0u64, 0u64);
-            let version = db.export(page, 3, |page, first| -> anyhow::Result<()> {
-                if first {
-                    // A new attempt: the last one's files go first (their writers would flush
-                    // into the new ones).
-                    files = None;
-                    files = Some(
-                        ExportFiles::create(&file, vertices.as_deref())
-                            .with_context(|| format!("creating {}", file.display()))?,
-                    );
-                    (pages, max_hold_us) = (0, 0);
-                }
-                pages += 1;
-                max_hold_us = max_hold_us.max(page.stats.max_hold_us);
-                let files = files.as_mut().expect("the first page creates the files");
-                files
-                    .write(page)
-                    .with_context(|| format!("writing {}", file.display()))
-            })?;
+            let version = db
+                .export(page, 3, |page, first| -> anyhow::Result<()> {
+                    if first {
+                        // A new attempt: the last one's files go first (their writers would flush
+                        // into the new ones).
+                        files = None;
+                        files = Some(
+                            ExportFiles::create(&file, vertices.as_deref())
+                                .with_context(|| format!("creating {}", file.display()))?,
+                        );
+                        (pages, max_hold_us) = (0, 0);
+                    }
+                    pages += 1;
+                    max_hold_us = max_hold_us.max(page.stats.max_hold_us);
+                    let files = files.as_mut().expect("the first page creates the files");
+                    files
+                        .write(page)
+                        .with_context(|| format!("writing {}", file.display()))
+                })
+                .map_err(|e| match e.downcast_ref::<ClientError>() {
+                    Some(ClientError::Graph(GraphError::VersionGone(_))) => e.context(
+                        "the export started 3 times, and each time writes changed the graph too \
+                     much before it was read (calls that write more than 10,000 rows, a load's \
+                     among them, or clear_graph): export once they are done",
+                    ),
+                    _ => e,
+                })?;
             let files = files.expect("an export has a first page");
             let (edges, count) = (files.edge_count, files.vertex_count);
             files.finish().context("completing the export's files")?;
