@@ -148,6 +148,8 @@ const SNAPSHOT_ON_STOP_LIMIT: Duration = Duration::from_secs(300);
 
 /// How long the host lets the requests under way finish once told to stop.
 const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+/// How long the WebSocket connections have to close once told to close at once.
+const WEBSOCKETS_CLOSE_LIMIT: Duration = Duration::from_secs(2);
 
 async fn serve(
     cli: Cli,
@@ -216,7 +218,7 @@ async fn serve(
             ..Default::default()
         },
         timer_pump,
-        stopping: tokio::sync::watch::Sender::new(false),
+        stopping: tokio::sync::watch::Sender::new(routes::Stop::Running),
     });
 
     let listener = tokio::net::TcpListener::bind(cli.listen)
@@ -266,6 +268,12 @@ async fn serve(
             }
         } => {
             log::warn!("stopping with requests still open: their connections are closed");
+            app.close_websockets();
+            // A call a closed WebSocket connection had taken may still commit: the restart
+            // then replays it from the commit log.
+            if tokio::time::timeout(WEBSOCKETS_CLOSE_LIMIT, app.websockets_closed()).await.is_err() {
+                log::warn!("WebSocket connections still open after {WEBSOCKETS_CLOSE_LIMIT:?}");
+            }
             hurried
         }
     };

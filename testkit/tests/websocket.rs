@@ -821,6 +821,39 @@ fn calls_queued_behind_a_waiting_one_do_not_make_their_client_idle() {
     ));
 }
 
+/// A stopping host answers the calls a WebSocket client had sent, however long they run (within
+/// its 5 s drain), reads none sent after the signal, and then closes the connection ("going
+/// away"). (Until a569b15 the connections took calls until the process exited; a569b15 closed
+/// them after 300 ms without a message, dropping the answer of a call still running.)
+#[test]
+fn a_stopping_host_answers_the_calls_it_took_then_closes() {
+    let (mut host, owner) = host_with_module(&[]);
+    let mut client = RawClient::connect(host.url(), DB, owner.token(), Some(BIN_PROTOCOL)).unwrap();
+    assert!(client.recv().is_ok());
+    client.send_call(1, "pause", pause_args(1_500));
+    std::thread::sleep(Duration::from_millis(200));
+    host.signal("-TERM");
+    std::thread::sleep(Duration::from_millis(200));
+    client.send_call(2, "echo", echo_args(2));
+    let mut answered = Vec::new();
+    let closed = loop {
+        match client.recv() {
+            Ok(ServerMessage::ProcedureResult(r)) => {
+                assert!(matches!(r.status, ProcedureStatus::Returned(_)), "{r:?}");
+                answered.push(r.request_id);
+            }
+            Ok(_) => {}
+            Err(code) => break code,
+        }
+    };
+    assert_eq!(answered, [1], "answered before the close");
+    assert_eq!(closed, Some(CloseCode::Away));
+    assert!(
+        host.terminate(Duration::from_secs(30)),
+        "the host did not stop"
+    );
+}
+
 #[test]
 fn pipelined_procedure_calls_can_finish_out_of_order() {
     // With two instances, a short call sent behind a long one on the same connection runs in

@@ -38,17 +38,33 @@ pub struct App {
     pub websocket: WebSocketOptions,
     /// Kept running while requests and WebSocket connections are open.
     pub timer_pump: TimerPump,
-    /// Set when the host stops; every WebSocket connection holds a receiver until it closes.
-    pub stopping: tokio::sync::watch::Sender<bool>,
+    /// How far the host's stop has come; every WebSocket connection holds a receiver until it
+    /// closes.
+    pub stopping: tokio::sync::watch::Sender<Stop>,
+}
+
+/// How far the host's stop has come, as its WebSocket connections see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stop {
+    Running,
+    /// Each connection reads no more requests, answers those it took, and closes.
+    Draining,
+    /// Each connection closes at once (the drain took too long).
+    Closing,
 }
 
 impl App {
-    /// Tells the WebSocket connections that the host is stopping: each reads no more calls,
-    /// finishes those it has, and closes. Axum's graceful shutdown does not see upgraded
+    /// Tells the WebSocket connections that the host is stopping: each reads no more requests,
+    /// answers those it took, and closes. Axum's graceful shutdown does not see upgraded
     /// connections, which would otherwise take calls (and commit them) while the host
     /// snapshots its databases.
     pub fn stop_websockets(&self) {
-        self.stopping.send_replace(true);
+        self.stopping.send_replace(Stop::Draining);
+    }
+
+    /// Closes the WebSocket connections at once (a drain that took too long).
+    pub fn close_websockets(&self) {
+        self.stopping.send_replace(Stop::Closing);
     }
 
     /// Resolves once every WebSocket connection has closed.

@@ -28,9 +28,9 @@ use spacetimedb::client::{
 };
 use spacetimedb_client_api_messages::websocket::common::Compression;
 use spacetimedb_client_api_messages::websocket::{v2, v3};
-use spacetimedb_lib::ConnectionId;
 use spacetimedb_lib::connection_id::ConnectionIdForUrl;
 use spacetimedb_lib::identity::AuthCtx;
+use spacetimedb_lib::{ConnectionId, bsatn};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
@@ -38,7 +38,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use super::websocket::{Refusal, Socket, Upgrade, close, refusal, refuse};
-use super::{App, HttpError, Result};
+use super::{App, HttpError, Result, Stop};
 use crate::auth::Caller;
 use crate::control::Target;
 use crate::timer_pump::Busy;
@@ -215,7 +215,7 @@ async fn run(
     options: WebSocketOptions,
     initial: v2::ServerMessage,
     // Held until the connection has closed (the host's stop waits for that).
-    stopping: watch::Receiver<bool>,
+    stopping: watch::Receiver<Stop>,
     // Keeps the timer pump running while the connection is open.
     _busy: Busy,
 ) {
@@ -249,9 +249,40 @@ async fn run(
 /// reading (the SDK pipelines a few calls; a client that floods is slowed, not buffered).
 const QUEUED_MESSAGES: usize = 64;
 
-/// How long the connection of a stopping host stays open once it has nothing to evaluate and
-/// nothing to send: the answers to the calls it took arrive as the database runs them.
-const STOPPING_QUIET: Duration = Duration::from_millis(300);
+/// How many requests a client message holds (v3 frames may carry several), each of which gets
+/// exactly one answer (see [`is_answer`]); 0 for a frame the engine will refuse anyway.
+fn requests_in(data: &DataMessage, version: WsVersion) -> usize {
+    match (data, version) {
+        (DataMessage::Binary(bytes), WsVersion::V3) => {
+            let mut rest = &bytes[..];
+            let mut n = 0;
+            while !rest.is_empty() && bsatn::from_reader::<v2::ClientMessage>(&mut rest).is_ok() {
+                n += 1;
+            }
+            n
+        }
+        (DataMessage::Binary(bytes), _) => usize::from(!bytes.is_empty()),
+        (DataMessage::Text(_), _) => 1,
+    }
+}
+
+/// Whether `message` answers a request: every v2 client message gets exactly one of these (a
+/// subscription error may also come unasked, which at worst ends a stopping connection early).
+fn is_answer(message: &OutboundMessage) -> bool {
+    use v2::ServerMessage as M;
+    matches!(
+        message,
+        OutboundMessage::V2(
+            M::SubscribeApplied(_)
+                | M::UnsubscribeApplied(_)
+                | M::SubscriptionError(_)
+                | M::OneOffQueryResult(_)
+                | M::ReducerResult(_)
+                | M::ProcedureResult(_)
+                | M::SubscribeBatchApplied(_)
+        )
+    )
+}
 
 /// Sends `message` unless the client takes no frames for `within`: a client that stopped
 /// reading would otherwise hold its connection, and the messages queued for it, for good.
@@ -304,14 +335,15 @@ async fn evaluate_queued(
 
 /// Reads client frames and hands them to the engine, writes the engine's messages, pings, and
 /// watches for idleness and for the module going away, until one of those ends the connection.
-/// Once the host is stopping it reads nothing more, and closes when the calls it took have
-/// been evaluated and their answers sent ([`STOPPING_QUIET`]).
+/// Once the host is draining it reads nothing more, and closes when every request it took has
+/// been answered (the engine answers a call once it has run, and, with confirmed reads, once
+/// its transaction is durable); once the host is closing, at once.
 async fn serve(
     client: ClientConnection,
     outgoing: &mut ClientConnectionReceiver,
     socket: &mut Socket,
     options: WebSocketOptions,
-    mut stopping: watch::Receiver<bool>,
+    mut stopping: watch::Receiver<Stop>,
 ) -> End {
     let mut module_watch = client.clone();
     let mut last_heard = Instant::now();
@@ -321,13 +353,17 @@ async fn serve(
     let mut queued = VecDeque::new();
     let mut evaluating: Option<Evaluation> = None;
     let mut was_reading = true;
-    let mut stopped = false;
-    // The last thing done, once stopping: the connection closes after STOPPING_QUIET of quiet.
-    let mut last_active = Instant::now();
+    // Requests taken and not answered yet.
+    let mut unanswered = 0usize;
+    // The host's stop as last seen (a dropped sender, the host going away, is a close).
+    let mut stop = Stop::Running;
     loop {
-        stopped = stopped || *stopping.borrow();
-        let reading = queued.len() < QUEUED_MESSAGES && !stopped;
-        let done = stopped && evaluating.is_none() && queued.is_empty();
+        stop = stop.max(*stopping.borrow());
+        let answered_all = queued.is_empty() && evaluating.is_none() && unanswered == 0;
+        if stop == Stop::Closing || (stop == Stop::Draining && answered_all) {
+            return End::Close(close(CloseCode::Away, "the server is stopping"));
+        }
+        let reading = queued.len() < QUEUED_MESSAGES && stop == Stop::Running;
         if !reading || !was_reading {
             // Not reading is the server's choice, not the client's silence: its pongs wait
             // unread behind the calls it queued. Its idle time starts once reading resumes.
@@ -358,6 +394,7 @@ async fn serve(
                     Message::Ping(_) | Message::Close(_) | Message::Frame(_) => continue,
                 };
                 // Results come back through `outgoing`.
+                unanswered += requests_in(&data, client.config.version);
                 queued.push_back((data, std::time::Instant::now()));
                 if let Err(e) = evaluate_queued(&client, &mut queued, &mut evaluating).await {
                     log::info!("websocket: closing {:?}: {e}", client.id);
@@ -371,7 +408,6 @@ async fn serve(
                 }
             } => {
                 evaluating = None;
-                last_active = Instant::now();
                 let evaluated = match evaluated {
                     Ok(()) => evaluate_queued(&client, &mut queued, &mut evaluating).await,
                     refused => refused,
@@ -386,7 +422,8 @@ async fn serve(
                     // The engine dropped the connection (kicked, or the database went away).
                     return End::Close(close(CloseCode::Away, "the server closed the connection"));
                 }
-                last_active = Instant::now();
+                let answers = messages.iter().filter(|m| is_answer(m)).count();
+                unanswered = unanswered.saturating_sub(answers);
                 let sent =
                     write(&client, socket, &mut buffer, &mut messages, options.idle_timeout).await;
                 if let Err(e) = sent {
@@ -412,13 +449,10 @@ async fn serve(
             _ = module_watch.watch_module_host() => {
                 return End::Close(close(CloseCode::Away, "module exited"));
             }
-            changed = stopping.changed(), if !stopped => {
-                // A dropped sender (the host going away) is a stop too.
-                stopped = stopped || changed.is_err();
-                last_active = Instant::now();
-            }
-            _ = tokio::time::sleep_until(last_active + STOPPING_QUIET), if done => {
-                return End::Close(close(CloseCode::Away, "the server is stopping"));
+            changed = stopping.changed() => {
+                if changed.is_err() {
+                    stop = Stop::Closing;
+                }
             }
         }
     }
