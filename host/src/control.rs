@@ -25,7 +25,7 @@ use spacetimedb::messages::control_db::{Database, HostType};
 use spacetimedb_client_api_messages::name::{DatabaseName, PublishOp, PublishResult};
 use spacetimedb_datastore::traits::Program;
 use spacetimedb_lib::{Hash, Identity};
-use spacetimedb_paths::server::ServerDataDir;
+use spacetimedb_paths::server::{ReplicaDir, ServerDataDir};
 use spacetimedb_schema::auto_migrate::{MigrationPolicy, PrettyPrintStyle};
 
 use crate::auth::random_identity;
@@ -140,6 +140,19 @@ struct Registry {
 }
 
 impl Registry {
+    /// A saved registry. One written before `names` existed gets the names of the databases it
+    /// holds, which then keep their identities when deleted and published again.
+    fn from_json(bytes: &[u8]) -> serde_json::Result<Self> {
+        let mut registry: Self = serde_json::from_slice(bytes)?;
+        for db in &registry.databases {
+            if let Some(name) = &db.name {
+                (registry.names.entry(name.clone()))
+                    .or_insert_with(|| db.database_identity.to_hex().to_string());
+            }
+        }
+        Ok(registry)
+    }
+
     fn find(&self, target: &Target) -> Option<&DbRecord> {
         let by_identity = |identity: Identity| {
             (self.databases.iter()).find(move |db| db.database_identity == identity)
@@ -164,6 +177,26 @@ impl Registry {
     fn alloc_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
+    }
+}
+
+/// Removes a retired replica's directory once no snapshot in it has been locked for a moment
+/// ([`persistence::snapshots_settled`]); one still locked after ten minutes stays, and says so.
+async fn remove_retired(replica_id: u64, replica: ReplicaDir) {
+    const LIMIT: Duration = Duration::from_secs(600);
+    if !replica.0.exists() {
+        return; // In memory.
+    }
+    if !persistence::snapshots_settled(&replica.snapshots().0, LIMIT).await {
+        log::warn!(
+            "replica {replica_id}: a snapshot is still being written after {LIMIT:?}, so {} \
+             stays; remove it while the host is stopped",
+            replica.0.display()
+        );
+        return;
+    }
+    if let Err(e) = std::fs::remove_dir_all(&replica.0) {
+        log::warn!("could not remove {}: {e}", replica.0.display());
     }
 }
 
@@ -201,7 +234,7 @@ impl Control {
             Some(path) if path.exists() => {
                 let bytes =
                     std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-                serde_json::from_slice(&bytes)
+                Registry::from_json(&bytes)
                     .with_context(|| format!("parsing {}", path.display()))?
             }
             _ => Registry::default(),
@@ -561,24 +594,22 @@ impl Control {
         Ok(())
     }
 
-    /// Stops a replica's module host and removes its data directory, once no snapshot of it is
-    /// being written.
+    /// Stops a replica's module host, and removes its data directory in the background once no
+    /// snapshot of it is being written (the caller holds the fence, which every call to every
+    /// database waits for; replica ids are never reused, so nothing else touches it).
     async fn retire_replica(&self, replica_id: u64) {
-        let limit = Duration::from_secs(30);
         self.persistence.forget(replica_id);
-        if let Err(e) = self.hc.exit_module_host(replica_id, limit).await {
+        if let Err(e) = self
+            .hc
+            .exit_module_host(replica_id, Duration::from_secs(30))
+            .await
+        {
             log::warn!("replica {replica_id} did not exit cleanly: {e:#}");
         }
-        let replica = self.data_dir.replica(replica_id);
-        if !persistence::snapshots_settled(&replica.snapshots().0, limit).await {
-            log::warn!("replica {replica_id}: a snapshot is still being written after {limit:?}");
-        }
-        let dir = replica.0;
-        if dir.exists()
-            && let Err(e) = std::fs::remove_dir_all(&dir)
-        {
-            log::warn!("could not remove {}: {e}", dir.display());
-        }
+        tokio::spawn(remove_retired(
+            replica_id,
+            self.data_dir.replica(replica_id),
+        ));
     }
 
     /// Applies `change` to the registry and saves it.
@@ -645,5 +676,38 @@ mod hex_hash {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Hash, D::Error> {
         Hash::from_hex(String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A registry saved before deleted names kept their identities (its `namespaces` held each
+    /// name's first publisher): its databases' names are bound to their identities, and the
+    /// old field is dropped.
+    #[test]
+    fn an_older_registry_keeps_its_databases_names() {
+        let (database, owner) = ("c200aa", "c200bb");
+        let database = format!("{database}{}", "0".repeat(58));
+        let owner = format!("{owner}{}", "0".repeat(58));
+        let old = serde_json::json!({
+            "next_id": 2,
+            "databases": [{
+                "id": 1, "replica_id": 2, "name": "graph",
+                "database_identity": database, "owner_identity": owner,
+                "initial_program": "0".repeat(64), "bootstrap_generation": 0
+            }],
+            "namespaces": {"graph": owner, "gone": owner}
+        });
+        let registry = Registry::from_json(old.to_string().as_bytes()).unwrap();
+        let name = |n: &str| n.parse::<DatabaseName>().unwrap();
+        assert_eq!(
+            registry.named(&name("graph")),
+            Some(Identity::from_hex(&database).unwrap())
+        );
+        assert_eq!(registry.named(&name("gone")), None);
+        let saved = serde_json::to_value(&registry).unwrap();
+        assert!(saved.get("namespaces").is_none(), "{saved}");
     }
 }
