@@ -172,7 +172,7 @@ impl Unanswered {
         let calls = lock(&self.calls).take();
         self.wake.notify_one();
         for (_, call) in calls.into_iter().flatten() {
-            (call.fail)(self.lost(Lost::Closed, call.what));
+            fail_one(call.fail, self.lost(Lost::Closed, call.what));
         }
     }
 
@@ -182,6 +182,14 @@ impl Unanswered {
             message: lost.describe(what, self.timeout, true),
             ..self.to.clone()
         })
+    }
+}
+
+/// Tells one call's reply that no answer will come. A reply that panics (an `unwrap` of the
+/// error) does not keep the others from hearing of theirs, nor end the task that times them.
+fn fail_one(fail: Fail, lost: ClientError) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fail(lost))).is_err() {
+        log::warn!("a `_then` callback panicked on hearing that its call got no answer");
     }
 }
 
@@ -211,7 +219,7 @@ async fn expire(unanswered: Arc<Unanswered>) {
             }
         }
         for call in late {
-            (call.fail)(unanswered.lost(Lost::TimedOut, call.what));
+            fail_one(call.fail, unanswered.lost(Lost::TimedOut, call.what));
         }
     }
 }
@@ -220,6 +228,11 @@ async fn expire(unanswered: Arc<Unanswered>) {
 /// it down, also if the SDK's task panics, so that no call waits for it.
 async fn process_messages(conn: Arc<DbConnection>, down: Down) {
     let _down = down;
+    run_messages(conn).await
+}
+
+/// Processes `conn`'s messages until the connection ends.
+async fn run_messages(conn: Arc<DbConnection>) {
     if let Err(e) = conn.run_async().await {
         log::warn!("WebSocket connection ended: {e}");
     }
@@ -290,7 +303,8 @@ const MESSAGE_THREAD: &str = "graph-client-messages";
 /// Whether this thread processes connections' messages, where a call that waits for an answer
 /// may wait for itself: every thread while it runs a `_then` reply, the client's I/O thread
 /// (which runs all the callbacks of connections opened outside a multi-threaded runtime), and
-/// the message thread of a connection opened inside one.
+/// the message thread of a connection opened inside one (where a call on another connection
+/// could have waited, but is refused too: the thread does not say which connection it serves).
 fn on_message_thread() -> bool {
     IN_CALLBACK.get()
         || matches!(
@@ -696,18 +710,27 @@ impl WsLink {
         opening: Opening,
     ) -> Result<(Arc<DbConnection>, Opening), ClientError> {
         let (conn, opening) = self.opened(opening)?;
-        let messages = process_messages(conn.clone(), opening.down());
+        let down = opening.down();
         match opening.own_runtime.clone() {
-            None => drop(io_runtime().spawn(messages)),
+            None => drop(io_runtime().spawn(process_messages(conn.clone(), down))),
             // A thread of its own processes the messages, as the SDK's `run_threaded` would,
             // but one this client knows, so that a call that would wait for its answer in a row
             // callback there is refused rather than wait for itself. The callbacks do not run
             // on the caller's workers, and the connection is down once that thread ends,
-            // however it ends (the SDK panics on a socket that has just closed).
+            // however it ends (the SDK panics on a socket that has just closed): `down`, whose
+            // drop fails the unanswered `_then` calls, is dropped after any panic is caught,
+            // not while it unwinds.
             Some(runtime) => {
+                let conn = conn.clone();
+                let messages = move || {
+                    let run = || runtime.block_on(run_messages(conn));
+                    let run = std::panic::AssertUnwindSafe(run);
+                    let _ = std::panic::catch_unwind(run);
+                    drop(down);
+                };
                 std::thread::Builder::new()
                     .name(MESSAGE_THREAD.into())
-                    .spawn(move || runtime.block_on(messages))
+                    .spawn(messages)
                     .map_err(|e| self.error(format!("cannot process messages: {e}")))?;
             }
         }
