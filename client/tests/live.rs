@@ -447,7 +447,8 @@ fn a_stopping_host_takes_no_more_websocket_calls() {
 /// A `_then` call's callback runs exactly once, also when no answer comes: the SDK alone calls
 /// it only with an answer, so a pipelining program that counts its answers would wait for ever
 /// on calls cut off by a host that stopped answering (each gets "no answer within" at the
-/// timeout) or went away (each gets "closed before the answer").
+/// timeout) or went away (each gets "closed before the answer"), also when another call's
+/// callback panics.
 #[test]
 fn then_callbacks_hear_of_calls_left_unanswered() {
     let mut host = TestHost::start();
@@ -464,7 +465,16 @@ fn then_callbacks_hear_of_calls_left_unanswered() {
         })
         .unwrap();
     };
+    // A callback that panics (an `unwrap` of the error) keeps neither the other calls' nor
+    // later calls' callbacks from running.
+    let panics = |src: u64| {
+        db.add_edges_then(&[src], &[src + 1], |outcome| {
+            outcome.expect("a callback that panics on the error");
+        })
+        .unwrap();
+    };
     signal("-STOP");
+    panics(1);
     send(1, 2);
     let (took, outcome) = rx
         .recv_timeout(WAIT)
@@ -476,6 +486,7 @@ fn then_callbacks_hear_of_calls_left_unanswered() {
         "{err}"
     );
     let calls = 200;
+    panics(5);
     for i in 0..calls {
         send(10 + i, 11 + i);
     }
