@@ -181,7 +181,8 @@ impl Registry {
 }
 
 /// Removes a retired replica's directory once no snapshot in it has been locked for a moment
-/// ([`persistence::snapshots_settled`]); one still locked after ten minutes stays, and says so.
+/// ([`persistence::snapshots_settled`]); one still locked after ten minutes stays, and says so
+/// (the next start removes it, [`Control::remove_orphans`]).
 async fn remove_retired(replica_id: u64, replica: ReplicaDir) {
     const LIMIT: Duration = Duration::from_secs(600);
     if !replica.0.exists() {
@@ -190,7 +191,7 @@ async fn remove_retired(replica_id: u64, replica: ReplicaDir) {
     if !persistence::snapshots_settled(&replica.snapshots().0, LIMIT).await {
         log::warn!(
             "replica {replica_id}: a snapshot is still being written after {LIMIT:?}, so {} \
-             stays; remove it while the host is stopped",
+             stays until the next start",
             replica.0.display()
         );
         return;
@@ -206,7 +207,7 @@ pub struct Control {
     /// The engine's program store (also its `ProgramStorage`), keyed by program hash.
     programs: Arc<DiskStorage>,
     data_dir: Arc<ServerDataDir>,
-    /// The replicas' snapshot workers, which a retired replica's directory must outlive.
+    /// Snapshots every database at stop; forgets a retired replica.
     persistence: Arc<SnapshotOnStop>,
     /// Where the registry is saved; `None` with `--in-memory`.
     registry_file: Option<PathBuf>,
@@ -254,6 +255,7 @@ impl Control {
     /// Starts every registered database (replaying its commit log), so that scheduled reducers
     /// run and the first request does not pay for recovery.
     pub async fn launch_all(&self) {
+        self.remove_orphans();
         let databases = self.registry.lock().unwrap().databases.clone();
         for db in databases {
             let name = db
@@ -270,6 +272,29 @@ impl Control {
                     let e = self.start_failed(db.replica_id, e);
                     log::error!("database {name}: {e:#}");
                 }
+            }
+        }
+    }
+
+    /// Removes the directories of replicas no database uses: retired ones whose removal the
+    /// last run did not finish (it stopped first, or a snapshot in them stayed locked).
+    fn remove_orphans(&self) {
+        let replicas = self.data_dir.0.join("replicas");
+        let Ok(entries) = std::fs::read_dir(&replicas) else {
+            return; // In memory, or nothing created yet.
+        };
+        let used = self.replicas();
+        for entry in entries.flatten() {
+            let id = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u64>().ok());
+            if id.is_none_or(|id| used.contains(&id)) {
+                continue;
+            }
+            match std::fs::remove_dir_all(entry.path()) {
+                Ok(()) => log::info!("removed {}, which no database uses", entry.path().display()),
+                Err(e) => log::warn!("could not remove {}: {e}", entry.path().display()),
             }
         }
     }

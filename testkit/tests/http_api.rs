@@ -321,6 +321,25 @@ fn names_resolve_to_identities_and_the_public_key_is_served() {
     assert!(pem.starts_with("-----BEGIN PUBLIC KEY-----"), "{pem}");
 }
 
+/// Replica directories no database uses (a deleted database's, when the host stopped before its
+/// removal in the background) are removed as the host starts; the others stay.
+#[test]
+fn replicas_no_database_uses_go_at_the_next_start() {
+    let mut host = TestHost::start();
+    let (_, owner) = host.client();
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    owner.call("conf", "add_note", &json!(["kept"])).unwrap();
+    host.crash();
+    let replicas = host.data_dir().join("replicas");
+    let orphan = replicas.join("999");
+    std::fs::create_dir_all(orphan.join("clog")).unwrap();
+    std::fs::write(orphan.join("clog/x"), "left behind").unwrap();
+    host.relaunch();
+    assert!(!orphan.exists(), "{}", host.log());
+    assert_eq!(std::fs::read_dir(&replicas).unwrap().count(), 1);
+    assert_eq!(notes(&owner), [json!("kept")]);
+}
+
 /// A deleted database's name stays bound to its identity, as the official server keeps its DNS
 /// record: any identity may publish under it again, which creates a database with that identity
 /// and makes the new publisher its owner (also after a restart).
