@@ -444,6 +444,63 @@ fn a_stopping_host_takes_no_more_websocket_calls() {
     );
 }
 
+/// Deleting a database, or resetting it with a `clear` publish, while a client writes to it
+/// over the WebSocket leaves the host serving the others: the old replica stops once the calls
+/// it took are done, and the writer's connection closes. (The engine stopped it while it
+/// committed a call, panicked on its closed commit log, and the host exited: audit helper-77.)
+#[test]
+fn deleting_a_database_under_writes_leaves_the_host_serving() {
+    let host = TestHost::start();
+    let (_, owner) = host.client();
+    owner
+        .publish("other", graph_testkit::module_wasm(), false)
+        .unwrap();
+    // Each round's delete or reset may land between two commits, or in one.
+    for clear in [true, false, true, false, true, false] {
+        owner
+            .publish("graph", graph_testkit::module_wasm(), true)
+            .unwrap();
+        let ws = GraphDb::websocket(owner.clone(), "graph", None);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                for call in 0u64.. {
+                    let first = call * 50_000;
+                    let src: Vec<u64> = (first..first + 50_000).collect();
+                    let failed = ws.add_edges(&src, &src).is_err();
+                    if failed || stop.load(std::sync::atomic::Ordering::SeqCst) {
+                        return call;
+                    }
+                }
+                unreachable!()
+            })
+        };
+        std::thread::sleep(Duration::from_millis(600));
+        if clear {
+            owner
+                .publish("graph", graph_testkit::module_wasm(), true)
+                .unwrap();
+        } else {
+            let deleted = reqwest::blocking::Client::new()
+                .delete(format!("{}/v1/database/graph", host.url()))
+                .bearer_auth(owner.token().unwrap())
+                .send()
+                .unwrap();
+            assert_eq!(deleted.status().as_u16(), 200);
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let calls = writer.join().unwrap();
+        assert!(
+            calls > 0,
+            "the writer wrote nothing before the {clear} reset/delete"
+        );
+        let other = GraphDb::new(owner.clone(), "other");
+        assert_eq!(other.info().unwrap().edges, 0, "{}", host.log());
+    }
+    assert!(!host.log().contains("panicked"), "{}", host.log());
+}
+
 /// A `_then` call's callback runs exactly once, also when no answer comes: the SDK alone calls
 /// it only with an answer, so a pipelining program that counts its answers would wait for ever
 /// on calls cut off by a host that stopped answering (each gets "no answer within" at the

@@ -9,7 +9,7 @@
 //! The registry knows nothing of HTTP: it fails with [`ControlError`], which the routes map to
 //! status codes in one place.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -180,6 +180,12 @@ impl Registry {
     }
 }
 
+/// How long retiring a replica waits for the calls and connections that use it.
+const RETIRE_WAIT: Duration = Duration::from_secs(30);
+
+/// A use of a replica ([`Control::use_replica`]).
+pub type Use = watch::Receiver<bool>;
+
 /// Removes a retired replica's directory once no snapshot in it has been locked for a moment
 /// ([`persistence::snapshots_settled`]); one still locked after ten minutes stays, and says so
 /// (the next start removes it, [`Control::remove_orphans`]).
@@ -212,6 +218,8 @@ pub struct Control {
     /// Where the registry is saved; `None` with `--in-memory`.
     registry_file: Option<PathBuf>,
     registry: Mutex<Registry>,
+    /// Who uses each replica ([`Control::use_replica`]), and whether it is being retired.
+    users: Mutex<HashMap<u64, watch::Sender<bool>>>,
     /// Publish, reset and delete hold this exclusively; looking up a running module shares it,
     /// so no call can relaunch a replica that a reset is about to retire (as in the official
     /// standalone server's publication lock).
@@ -247,6 +255,7 @@ impl Control {
             persistence,
             registry_file,
             registry: Mutex::new(registry),
+            users: Mutex::default(),
             fence: tokio::sync::RwLock::new(()),
             start_failures: Mutex::default(),
         })
@@ -350,9 +359,32 @@ impl Control {
             .collect()
     }
 
+    /// A use of `db`'s replica, held by every HTTP call and SQL request while it runs and by
+    /// every WebSocket connection while it is open (taken before the module is looked up):
+    /// deleting or resetting the database waits until its replica has none left before the
+    /// replica stops, since the engine stops it even while it is committing a transaction (and
+    /// then panics, which takes the host down). It turns `true` when that begins: a WebSocket
+    /// connection then takes no more calls, answers those it took, and closes.
+    pub fn use_replica(&self, db: &DbRecord) -> Use {
+        let mut users = self.users.lock().unwrap();
+        let user = users.entry(db.replica_id);
+        user.or_insert_with(|| watch::Sender::new(false))
+            .subscribe()
+    }
+
+    /// `db` as the registry has it now: a lookup that resolved it just before it was deleted
+    /// or reset must not launch its retired replica again.
+    fn still_registered(&self, db: &DbRecord) -> Result<()> {
+        match self.replicas().contains(&db.replica_id) {
+            true => Ok(()),
+            false => Err(ControlError::UnknownIdentity),
+        }
+    }
+
     /// The running module of `db`, launching it if needed.
     pub async fn module(&self, db: &DbRecord) -> Result<ModuleHost> {
         let _shared = self.fence.read().await;
+        self.still_registered(db)?;
         match self
             .hc
             .get_or_launch_module_host(db.database(), db.replica_id)
@@ -383,6 +415,7 @@ impl Control {
     /// holds, so that it follows a hot-swapped module and notices when the module exits.
     pub async fn watch_module(&self, db: &DbRecord) -> Result<watch::Receiver<ModuleHost>> {
         let _shared = self.fence.read().await;
+        self.still_registered(db)?;
         self.hc
             .watch_maybe_launch_module_host(db.database(), db.replica_id)
             .await
@@ -400,7 +433,7 @@ impl Control {
         clear: bool,
         policy: MigrationPolicy,
     ) -> Result<PublishResult> {
-        let _exclusive = self.fence.write().await;
+        let exclusive = self.fence.write().await;
         if clear && target.is_none() {
             return Err(ControlError::ClearNeedsTarget);
         }
@@ -419,7 +452,10 @@ impl Control {
         };
         if clear {
             authorize(publisher, &existing, "reset database")?;
-            self.reset(existing.clone(), program_bytes).await?;
+            let old_replica = self.reset(existing.clone(), program_bytes).await?;
+            // Every other database's calls wait for the fence meanwhile.
+            drop(exclusive);
+            self.retire_replica(old_replica).await;
         } else {
             authorize(publisher, &existing, "update database")?;
             self.update(&existing, program_bytes, policy).await?;
@@ -587,7 +623,8 @@ impl Control {
 
     /// `?clear=true`: wipes the data by moving the database to a fresh replica initialised from
     /// the new program, then drops the old replica.
-    async fn reset(&self, mut db: DbRecord, program_bytes: Box<[u8]>) -> Result<()> {
+    /// Returns the old replica, for the caller to retire.
+    async fn reset(&self, mut db: DbRecord, program_bytes: Box<[u8]>) -> Result<u64> {
         let program = Program::from_bytes(HostType::Wasm.into(), program_bytes);
         let old_replica = db.replica_id;
         db.initial_program = program.hash;
@@ -600,29 +637,46 @@ impl Control {
                 *slot = db.clone();
             }
         })?;
-        self.retire_replica(old_replica).await;
-        Ok(())
+        Ok(old_replica)
     }
 
     /// `DELETE /v1/database/:name_or_identity`.
     pub async fn delete(&self, caller: Identity, target: &Target) -> Result<()> {
-        let _exclusive = self.fence.write().await;
-        let db = match self.resolve(target) {
-            Ok(db) => db,
-            // Like the official server: an unknown identity is already deleted; an unknown name is 404.
-            Err(_) if matches!(target, Target::Identity(_)) => return Ok(()),
-            Err(e) => return Err(e),
+        let db = {
+            let _exclusive = self.fence.write().await;
+            let db = match self.resolve(target) {
+                Ok(db) => db,
+                // Like the official server: an unknown identity is already deleted; an unknown
+                // name is 404.
+                Err(_) if matches!(target, Target::Identity(_)) => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            authorize(caller, &db, "delete database")?;
+            self.commit(|registry| registry.databases.retain(|d| d.id != db.id))?;
+            db
         };
-        authorize(caller, &db, "delete database")?;
-        self.commit(|registry| registry.databases.retain(|d| d.id != db.id))?;
+        // Every other database's calls wait for the fence meanwhile.
         self.retire_replica(db.replica_id).await;
         Ok(())
     }
 
-    /// Stops a replica's module host, and removes its data directory in the background once no
-    /// snapshot of it is being written (the caller holds the fence, which every call to every
-    /// database waits for; replica ids are never reused, so nothing else touches it).
+    /// Stops a replica that the registry no longer has, once nothing uses it (at most
+    /// [`RETIRE_WAIT`]; see [`Control::use_replica`]), and removes its data directory in the
+    /// background once no snapshot of it is being written (replica ids are never reused, so
+    /// nothing else touches it).
     async fn retire_replica(&self, replica_id: u64) {
+        let users = self.users.lock().unwrap().remove(&replica_id);
+        if let Some(users) = users {
+            users.send_replace(true);
+            if tokio::time::timeout(RETIRE_WAIT, users.closed())
+                .await
+                .is_err()
+            {
+                log::warn!(
+                    "replica {replica_id}: still in use after {RETIRE_WAIT:?}; stopping it anyway"
+                );
+            }
+        }
         self.persistence.forget(replica_id);
         if let Err(e) = self
             .hc

@@ -31,7 +31,7 @@ use spacetimedb_schema::auto_migrate::{
 
 use super::{App, HttpError, Result, duration_header, json_response, to_json};
 use crate::auth::Caller;
-use crate::control::{Target, authorize};
+use crate::control::{Target, Use, authorize};
 
 type AppState = State<Arc<App>>;
 
@@ -229,12 +229,14 @@ pub(super) async fn call(
             "Expected request with `Content-Type: application/json`",
         ));
     }
+    let user = app.control.use_replica(&db);
     let module = app.control.module(&db).await?;
     let args = FunctionArgs::Json(body);
     let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
     let identity = caller.identity;
     as_new_connection(
         module,
+        user,
         identity,
         connection_auth,
         move |module, connection_id| call_function(module, identity, connection_id, function, args),
@@ -247,8 +249,10 @@ pub(super) async fn call(
 /// with its error), then `work`, then `client_disconnected` whatever `work` returned. In a task
 /// of its own, so that a client that hangs up (a timeout while a call waits for a module
 /// instance) cancels nothing half-way and the connection never stays behind in `st_client`.
+/// `user` is held until the end (see [`crate::control::Control::use_replica`]).
 async fn as_new_connection<F, Fut>(
     module: ModuleHost,
+    user: Use,
     identity: Identity,
     connection_auth: ConnectionAuthCtx,
     work: F,
@@ -258,6 +262,7 @@ where
     Fut: Future<Output = Result<Response>> + Send + 'static,
 {
     tokio::spawn(async move {
+        let _user = user;
         let connection_id = ConnectionId::from_le_byte_array(rand::random());
         module
             .call_identity_connected(connection_auth, connection_id)
@@ -412,12 +417,14 @@ pub(super) async fn sql(
 ) -> Result<Response> {
     let target = Target::parse(&name_or_identity)?;
     let db = app.control.resolve(&target)?;
+    let user = app.control.use_replica(&db);
     let module = app.control.module(&db).await?;
     let connection_auth = caller.connection_auth().map_err(HttpError::internal)?;
     // The owner may write and read private tables; anyone else reads public tables only.
     let auth = AuthCtx::new(db.owner_identity, caller.identity);
     as_new_connection(
         module,
+        user,
         caller.identity,
         connection_auth,
         move |module, _| run_sql(module, auth, body, confirmed.unwrap_or(true)),

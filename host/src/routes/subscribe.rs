@@ -40,7 +40,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use super::websocket::{Refusal, Socket, Upgrade, close, refusal, refuse};
 use super::{App, HttpError, Result, Stop};
 use crate::auth::Caller;
-use crate::control::Target;
+use crate::control::{Target, Use};
 use crate::timer_pump::Busy;
 
 /// Keep-alive and limits of WebSocket connections; the defaults are the official server's.
@@ -117,6 +117,7 @@ pub(super) async fn subscribe(
         tx_update_full: true,
         confirmed_reads: query.confirmed.unwrap_or(true),
     };
+    let user = app.control.use_replica(&db);
     let module_rx = app.control.watch_module(&db).await?;
     let auth = caller.connection_auth().map_err(HttpError::internal)?;
     let client_id = ClientActorId {
@@ -158,8 +159,12 @@ pub(super) async fn subscribe(
                 connection_id,
                 token: caller.token.into(),
             });
+            let stops = Stops {
+                host: stopping,
+                database: user,
+            };
             let actor = move |client, receiver| {
-                run(client, receiver, socket, options, initial, stopping, busy)
+                run(client, receiver, socket, options, initial, stops, busy)
             };
             ClientConnection::spawn(
                 client_id,
@@ -214,23 +219,14 @@ async fn run(
     mut socket: Socket,
     options: WebSocketOptions,
     initial: v2::ServerMessage,
-    // Held until the connection has closed (the host's stop waits for that).
-    stopping: watch::Receiver<Stop>,
+    // Held until the connection has closed (the host's stop, and a delete, wait for that).
+    stops: Stops,
     // Keeps the timer pump running while the connection is open.
     _busy: Busy,
 ) {
     let guard = Disconnect(Some(client.clone()));
     let end = match client.send_message(None, OutboundMessage::V2(initial)) {
-        Ok(()) => {
-            serve(
-                client,
-                &mut outgoing,
-                &mut socket,
-                options,
-                stopping.clone(),
-            )
-            .await
-        }
+        Ok(()) => serve(client, &mut outgoing, &mut socket, options, stops.clone()).await,
         Err(e) => End::Close(close(CloseCode::Error, e.to_string())),
     };
     outgoing.close();
@@ -248,6 +244,14 @@ async fn run(
 /// How many client messages may wait for the one being evaluated before the socket stops
 /// reading (the SDK pipelines a few calls; a client that floods is slowed, not buffered).
 const QUEUED_MESSAGES: usize = 64;
+
+/// What ends a connection from the server's side: the host stopping, and its database being
+/// deleted or reset (a [`crate::control::Use`]).
+#[derive(Clone)]
+struct Stops {
+    host: watch::Receiver<Stop>,
+    database: Use,
+}
 
 /// How many requests a client message holds (v3 frames may carry several), each of which gets
 /// exactly one answer (see [`is_answer`]); 0 for a frame the engine will refuse anyway.
@@ -335,15 +339,16 @@ async fn evaluate_queued(
 
 /// Reads client frames and hands them to the engine, writes the engine's messages, pings, and
 /// watches for idleness and for the module going away, until one of those ends the connection.
-/// Once the host is draining it reads nothing more, and closes when every request it took has
-/// been answered (the engine answers a call once it has run, and, with confirmed reads, once
-/// its transaction is durable); once the host is closing, at once.
+/// Once the host is draining, or the database is being deleted or reset, it reads nothing more,
+/// and closes when every request it took has been answered (the engine answers a call once it
+/// has run, and, with confirmed reads, once its transaction is durable); once the host is
+/// closing, at once.
 async fn serve(
     client: ClientConnection,
     outgoing: &mut ClientConnectionReceiver,
     socket: &mut Socket,
     options: WebSocketOptions,
-    mut stopping: watch::Receiver<Stop>,
+    mut stops: Stops,
 ) -> End {
     let mut module_watch = client.clone();
     let mut last_heard = Instant::now();
@@ -357,11 +362,21 @@ async fn serve(
     let mut unanswered = 0usize;
     // The host's stop as last seen (a dropped sender, the host going away, is a close).
     let mut stop = Stop::Running;
+    // Whether the database is being deleted or reset (a dropped sender: it was).
+    let mut retired = false;
     loop {
-        stop = stop.max(*stopping.borrow());
+        stop = stop.max(*stops.host.borrow());
+        retired = retired || *stops.database.borrow();
+        if retired {
+            stop = stop.max(Stop::Draining);
+        }
         let answered_all = queued.is_empty() && evaluating.is_none() && unanswered == 0;
         if stop == Stop::Closing || (stop == Stop::Draining && answered_all) {
-            return End::Close(close(CloseCode::Away, "the server is stopping"));
+            let why = match retired {
+                true => "the database was deleted or reset",
+                false => "the server is stopping",
+            };
+            return End::Close(close(CloseCode::Away, why));
         }
         let reading = queued.len() < QUEUED_MESSAGES && stop == Stop::Running;
         if !reading || !was_reading {
@@ -449,10 +464,13 @@ async fn serve(
             _ = module_watch.watch_module_host() => {
                 return End::Close(close(CloseCode::Away, "module exited"));
             }
-            changed = stopping.changed() => {
+            changed = stops.host.changed() => {
                 if changed.is_err() {
                     stop = Stop::Closing;
                 }
+            }
+            changed = stops.database.changed(), if !retired => {
+                retired = changed.is_err();
             }
         }
     }
