@@ -1227,7 +1227,11 @@ fn an_interrupted_load_says_where_to_resume() {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no resume point in: {stderr}"));
-    // What was acknowledged is stored (a call still out may have stored more).
+    // What was acknowledged is stored (a call still out may have stored more, as it says).
+    assert!(
+        stderr.contains("a call still out may have stored more"),
+        "{stderr}"
+    );
     let stored = cli.json(&["stats"])["edges"].as_u64().unwrap();
     assert!(
         at > 0 && at < 100_000 && stored >= at,

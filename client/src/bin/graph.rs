@@ -873,8 +873,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let (acknowledged_at, bulk_on_interrupt) = (acknowledged.clone(), bulk.clone());
             on_interrupt(move || {
                 let at = acknowledged_at.load(Ordering::SeqCst);
+                // A call sent and not yet answered may be stored all the same.
                 format!(
-                    "{}; re-run the same command (loading is idempotent){}{}",
+                    "{} (a call still out may have stored more); re-run the same command \
+                     (loading is idempotent){}{}",
                     acknowledged_text(at, total),
                     resume_text(at),
                     bulk_text(bulk_on_interrupt.load(Ordering::SeqCst)),
