@@ -375,7 +375,12 @@ impl Control {
     /// `db` as the registry has it now: a lookup that resolved it just before it was deleted
     /// or reset must not launch its retired replica again.
     fn still_registered(&self, db: &DbRecord) -> Result<()> {
-        match self.replicas().contains(&db.replica_id) {
+        let registry = self.registry.lock().unwrap();
+        match registry
+            .databases
+            .iter()
+            .any(|d| d.replica_id == db.replica_id)
+        {
             true => Ok(()),
             false => Err(ControlError::UnknownIdentity),
         }

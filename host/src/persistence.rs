@@ -15,7 +15,7 @@
 //! removed as it starts, which only this host can be doing: it holds the data dir's pid file.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -120,14 +120,27 @@ pub async fn snapshots_settled(dir: &Path, limit: Duration) -> bool {
 }
 
 /// Whether the snapshot repository `dir` holds a lock file (a snapshot being written or
-/// compressed); a missing directory holds none.
+/// compressed).
 fn any_locked(dir: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
+    snapshot_locks(dir).is_ok_and(|locks| !locks.is_empty())
+}
+
+/// The lock files in the snapshot repository `dir` (`<offset>.lock`, beside the snapshot it
+/// locks); a missing directory holds none.
+fn snapshot_locks(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
     };
-    entries
-        .flatten()
-        .any(|entry| entry.path().extension().is_some_and(|e| e == "lock"))
+    let mut locks = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|ext| ext == "lock") {
+            locks.push(path);
+        }
+    }
+    Ok(locks)
 }
 
 #[async_trait::async_trait]
@@ -163,25 +176,15 @@ impl PersistenceProvider for SnapshotOnStop {
 /// (`<offset>.lock` beside `<offset>.snapshot_dir`), with its lock; returns how many. A
 /// missing `dir` holds none.
 fn remove_unfinished_snapshots(dir: &Path) -> std::io::Result<usize> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut removed = 0;
-    for entry in entries {
-        let lock = entry?.path();
-        if lock.extension().is_none_or(|ext| ext != "lock") {
-            continue;
-        }
+    let locks = snapshot_locks(dir)?;
+    for lock in &locks {
         let snapshot = lock.with_extension("snapshot_dir");
         if snapshot.exists() {
             std::fs::remove_dir_all(&snapshot)?;
         }
-        std::fs::remove_file(&lock)?;
-        removed += 1;
+        std::fs::remove_file(lock)?;
     }
-    Ok(removed)
+    Ok(locks.len())
 }
 
 #[cfg(test)]
