@@ -425,10 +425,18 @@ pub enum LineError {
         found: &'static str,
         rule: &'static str,
     },
-    #[error(
-        "too many fields: expected two vertex ids (and, in CSV, a label and a weight), found {0}"
-    )]
+    #[error("too many fields: expected two vertex ids, a label and a weight, found {0}")]
     TooManyFields(usize),
+    /// A SNAP line with more than two fields, such as a KONECT file's weight and time columns
+    /// or a SNAP temporal network's timestamps: which they are is not written in the line, so
+    /// none is guessed.
+    #[error(
+        "expected two vertex ids, found {0} fields: SNAP text (a file not named .csv) holds one \
+         edge per line, and a third column (a KONECT weight, a timestamp) is not read. To load \
+         the edges alone, keep the first two columns (`awk '{{print $1, $2}}'`); to load \
+         weights, write `src,dst,,weight` rows to a .csv file"
+    )]
+    ExtraColumns(usize),
     #[error("a double quote out of place: quote a whole field, and double the quotes inside it")]
     BadQuotes,
     #[error(
@@ -1194,6 +1202,9 @@ fn parse_fields<'a>(
         false => (None, None),
     };
     let extra = fields.count();
+    if extra > 0 && !attrs {
+        return Err(LineError::ExtraColumns(2 + extra));
+    }
     if extra > 0 {
         let given = 2 + usize::from(label.is_some()) + usize::from(weight.is_some());
         return Err(LineError::TooManyFields(given + extra));
@@ -1486,8 +1497,9 @@ mod tests {
             "test.txt: line 3: `x12` is not an unsigned integer"
         );
 
-        let (line, problem, _) = line_error("1 2 3\n", Format::Snap);
-        assert_eq!((line, problem), (1, LineError::TooManyFields(3)));
+        let (line, problem, message) = line_error("% asym posweighted\n1 2 0.5\n", Format::Snap);
+        assert_eq!((line, problem), (2, LineError::ExtraColumns(3)));
+        assert!(message.contains("`awk '{print $1, $2}'`"), "{message}");
 
         // A CSV file under another name (such as an export renamed .txt) says so.
         for text in ["src,dst,label,weight\n1,2,,1\n", "1,2\n", "1, 2\n"] {
@@ -1576,7 +1588,7 @@ mod tests {
         assert_eq!((zeros.len(), zeros.first_conflict()), (1, None));
         // A SNAP file has no label or weight columns.
         let (_, problem, _) = line_error("1 2 road\n", Format::Snap);
-        assert_eq!(problem, LineError::TooManyFields(3));
+        assert_eq!(problem, LineError::ExtraColumns(3));
     }
 
     #[test]
