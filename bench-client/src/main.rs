@@ -22,7 +22,7 @@ use graph_bench::systems::stdb::{self, SpacetimeDb};
 use graph_bench::verify::Answers;
 use graph_bench::workloads::Workload;
 use graph_bench::{contention, mixed, under_writes};
-use graph_client::edgelist::Summary as DatasetSummary;
+use graph_client::edgelist::{Format, Summary as DatasetSummary};
 use graph_client::graph::{Direction, GraphDb, LoadPlan, Mode, TransportKind, TxOptions};
 use graph_client::server::Server;
 use graph_client::ws::Drive;
@@ -343,7 +343,7 @@ fn main() -> anyhow::Result<()> {
         drop(edges);
         // As `graph load` does: the edge and its lines named, before anything is loaded.
         if let DatasetSpec::File(path) = &args.dataset
-            && let Some(conflict) = sorted.conflict_error(path)
+            && let Some(conflict) = sorted.conflict_error(path, Format::from_path(path))
         {
             bail!("{conflict}");
         }

@@ -230,18 +230,18 @@ impl EdgeList {
             .map(|i| (i - 1, i))
     }
 
-    /// In a [`sorted`](Self::sorted) list read from `file`, what is wrong if rows give an edge
-    /// different labels or weights: the first such edge, its lines in `file` (read again; a
-    /// pipe cannot be, and is not named), the first two that differ with what each says, and
-    /// how many other edges are given two ways.
-    pub fn conflict_error(&self, file: &Path) -> Option<String> {
+    /// In a [`sorted`](Self::sorted) list read from `file` in `format`, what is wrong if rows
+    /// give an edge different labels or weights: the first such edge, its lines in `file` (read
+    /// again; a pipe or standard input cannot be, and is not named), the first two that differ
+    /// with what each says, and how many other edges are given two ways.
+    pub fn conflict_error(&self, file: &Path, format: Format) -> Option<String> {
         let (a, b) = self.first_conflict()?;
         let (s, d) = (self.src[a], self.dst[a]);
         let said = |(label, weight): (&str, f32)| match label {
             "" => format!("no label and weight {weight}"),
             label => format!("label `{label}` and weight {weight}"),
         };
-        let rows = rows_of_edge(file, s, d).unwrap_or_default();
+        let rows = rows_of_edge(file, format, s, d).unwrap_or_default();
         let first = rows.first();
         let differing = first.and_then(|(_, label, weight)| {
             (rows.iter()).find(|r| (&r.1, r.2.to_bits()) != (label, weight.to_bits()))
@@ -270,7 +270,7 @@ impl EdgeList {
         };
         Some(format!(
             "{}: {two_ways}; an edge has one label and one weight{others}",
-            file.display(),
+            shown_path(file),
         ))
     }
 
@@ -415,7 +415,8 @@ pub enum LineError {
     TabSeparated,
     #[error(
         "expected two vertex ids separated by spaces or tabs, found a comma: a file named \
-         otherwise than .csv (or .csv.gz) is read as SNAP text; name a CSV file .csv"
+         otherwise than .csv (or .csv.gz) is read as SNAP text; name a CSV file .csv (`graph \
+         load --format csv` reads any file, and standard input, as CSV)"
     )]
     CommaSeparated,
     /// A line that another separator than the file's splits: `found` names it, `rule` says
@@ -506,22 +507,40 @@ const READ_BUFFER: usize = 1 << 20;
 /// Reads a whole edge-list file. The format comes from [`Format::from_path`]; the file is
 /// decompressed (streaming) if its name ends in `.gz` or it starts with the gzip magic bytes.
 pub fn read_edge_list(path: &Path) -> Result<EdgeList, EdgeListError> {
-    let name = path.display().to_string();
-    parse_edge_list(open_text(path)?, &name, Format::from_path(path)).map_err(|e| damaged(path, e))
+    read_edge_list_as(path, Format::from_path(path))
+}
+
+/// Reads a whole edge-list file in `format`, decompressed as [`read_edge_list`] says; `-` reads
+/// standard input.
+pub fn read_edge_list_as(path: &Path, format: Format) -> Result<EdgeList, EdgeListError> {
+    parse_edge_list(open_text(path)?, &shown_path(path), format).map_err(|e| damaged(path, e))
+}
+
+/// `-`, the usual name of standard input on a command line.
+pub fn is_stdin(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// How messages name `path`.
+pub fn shown_path(path: &Path) -> String {
+    match is_stdin(path) {
+        true => "standard input".to_string(),
+        false => path.display().to_string(),
+    }
 }
 
 /// Reads a file of vertex labels: CSV lines `id,label` (an empty label: none), optionally
 /// gzipped, with `#` comments and an optional header line. A vertex given two different labels
-/// is an error naming both lines (the file would say two things).
+/// is an error naming both lines (the file would say two things). `-` reads standard input.
 pub fn read_vertex_labels(path: &Path) -> Result<VertexLabels, EdgeListError> {
-    let name = path.display().to_string();
-    parse_vertex_labels(open_text(path)?, &name).map_err(|e| damaged(path, e))
+    parse_vertex_labels(open_text(path)?, &shown_path(path)).map_err(|e| damaged(path, e))
 }
 
 /// `error`, unless it is a bad line of a gzip file that is damaged (its checksum, at the end,
-/// says so): then that, since its lines are not what was written.
+/// says so): then that, since its lines are not what was written. Standard input cannot be
+/// read again.
 fn damaged(path: &Path, error: EdgeListError) -> EdgeListError {
-    if !matches!(error, EdgeListError::Line { .. }) {
+    if !matches!(error, EdgeListError::Line { .. }) || is_stdin(path) {
         return error;
     }
     let Ok(mut text) = open_text(path) else {
@@ -529,7 +548,7 @@ fn damaged(path: &Path, error: EdgeListError) -> EdgeListError {
     };
     match io::copy(&mut text, &mut io::sink()) {
         Err(damage) => EdgeListError::Damaged {
-            file: path.display().to_string(),
+            file: shown_path(path),
             error: GzipError::cause_of(damage),
             first: Box::new(error),
         },
@@ -537,28 +556,28 @@ fn damaged(path: &Path, error: EdgeListError) -> EdgeListError {
     }
 }
 
-/// `path` as buffered text, decompressed if its name ends in `.gz` or it starts with the gzip
-/// magic bytes.
+/// `path` (`-`: standard input) as buffered text, decompressed if its name ends in `.gz` or it
+/// starts with the gzip magic bytes.
 fn open_text(path: &Path) -> Result<Box<dyn BufRead>, EdgeListError> {
-    let name = path.display().to_string();
+    let name = shown_path(path);
     let open = |error| EdgeListError::Open {
         file: name.clone(),
         error,
     };
-    let file = File::open(path).map_err(|e| match path == Path::new("-") {
-        true => open(io::Error::new(
-            e.kind(),
-            format!("{e} (standard input is read as /dev/stdin)"),
-        )),
-        false => open(e),
-    })?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(open(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "it is a directory",
-        )));
-    }
-    let mut reader = BufReader::with_capacity(READ_BUFFER, file);
+    let input: Box<dyn Read> = match is_stdin(path) {
+        true => Box::new(io::stdin()),
+        false => {
+            let file = File::open(path).map_err(open)?;
+            if file.metadata().is_ok_and(|m| m.is_dir()) {
+                return Err(open(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "it is a directory",
+                )));
+            }
+            Box::new(file)
+        }
+    };
+    let mut reader = BufReader::with_capacity(READ_BUFFER, input);
     let starts_gzip = reader
         .fill_buf()
         .map_err(|error| EdgeListError::Read {
@@ -738,24 +757,38 @@ pub fn parse_edge_list<R: BufRead>(
     Ok(edges)
 }
 
-/// The 1-based lines of the edge-list file at `path` that give the edge `src → dst` (the file is
-/// read again: rows keep no line numbers), to name them in an error the server reports.
-pub fn lines_of_edge(path: &Path, src: u64, dst: u64) -> Result<Vec<u64>, EdgeListError> {
-    Ok(rows_of_edge(path, src, dst)?
+/// The 1-based lines of the edge-list file at `path`, in `format`, that give the edge
+/// `src → dst` (the file is read again: rows keep no line numbers), to name them in an error
+/// the server reports.
+pub fn lines_of_edge(
+    path: &Path,
+    format: Format,
+    src: u64,
+    dst: u64,
+) -> Result<Vec<u64>, EdgeListError> {
+    Ok(rows_of_edge(path, format, src, dst)?
         .into_iter()
         .map(|(line, _, _)| line)
         .collect())
 }
 
 /// The rows of the file at `path` that give the edge `src → dst`: each one's 1-based line, label
-/// and weight (read again to name them in an error: rows keep no line numbers).
-fn rows_of_edge(path: &Path, src: u64, dst: u64) -> Result<Vec<(u64, String, f32)>, EdgeListError> {
-    let name = path.display().to_string();
+/// and weight (read again to name them in an error: rows keep no line numbers). None from
+/// standard input, which cannot be read again (and, from a terminal, would wait for more).
+fn rows_of_edge(
+    path: &Path,
+    format: Format,
+    src: u64,
+    dst: u64,
+) -> Result<Vec<(u64, String, f32)>, EdgeListError> {
     let mut rows = Vec::new();
+    if is_stdin(path) {
+        return Ok(rows);
+    }
     for_each_edge(
         open_text(path)?,
-        &name,
-        Format::from_path(path),
+        &path.display().to_string(),
+        format,
         |s, d, label, weight, line| {
             if (s, d) == (src, dst) {
                 rows.push((line, label.to_string(), weight));
@@ -1363,10 +1396,11 @@ mod tests {
     #[test]
     fn a_conflict_names_each_line_with_its_own_values() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("two.csv");
+        // CSV under another name, read as what it was read as (`graph load --format csv`).
+        let file = dir.path().join("two.txt");
         std::fs::write(&file, "1,2,b\n1,2,b\n3,4\n1,2,\n1,2,a,2\n").unwrap();
-        let list = read_edge_list(&file).unwrap().sorted();
-        let error = list.conflict_error(&file).unwrap();
+        let list = read_edge_list_as(&file, Format::Csv).unwrap().sorted();
+        let error = list.conflict_error(&file, Format::Csv).unwrap();
         assert!(
             error.ends_with(
                 "lines 1, 2, 4, 5 give the edge 1 → 2 two ways: line 1 label `b` and weight 1, \
@@ -1376,21 +1410,19 @@ mod tests {
         );
         // From a file that cannot be read again: the values alone.
         std::fs::remove_file(&file).unwrap();
-        let error = list.conflict_error(&file).unwrap();
+        let error = list.conflict_error(&file, Format::Csv).unwrap();
         assert!(
             error.contains("its lines give the edge 1 → 2 two ways: no label and weight 1 and "),
             "{error}"
         );
     }
 
-    /// A directory, and `-` (no such file here), are refused as what they are.
+    /// A directory is refused as what it is.
     #[test]
-    fn a_directory_or_a_dash_is_no_edge_file() {
+    fn a_directory_is_no_edge_file() {
         let dir = tempfile::tempdir().unwrap();
         let err = read_edge_list(dir.path()).unwrap_err().to_string();
         assert!(err.ends_with(": it is a directory"), "{err}");
-        let err = read_edge_list(Path::new("-")).unwrap_err().to_string();
-        assert!(err.contains("/dev/stdin"), "{err}");
     }
 
     fn parse(text: &str, format: Format) -> Result<EdgeList, EdgeListError> {
@@ -1584,7 +1616,10 @@ mod tests {
         );
         // -0 is the weight 0: one edge, not two that disagree.
         let zeros = parse("1,2,,0\n1,2,,-0\n", Format::Csv).unwrap().sorted();
-        assert_eq!(zeros.conflict_error(Path::new("unread.csv")), None);
+        assert_eq!(
+            zeros.conflict_error(Path::new("unread.csv"), Format::Csv),
+            None
+        );
         assert_eq!((zeros.len(), zeros.first_conflict()), (1, None));
         // A SNAP file has no label or weight columns.
         let (_, problem, _) = line_error("1 2 road\n", Format::Snap);

@@ -3,7 +3,7 @@
 use graph_testkit::TestHost;
 use serde_json::{Value, json};
 use std::io::Write;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// A small directed graph in SNAP format, with comments, tabs and spaces, and a duplicate row:
 /// 1→2, 2→3, 3→4, 1→5, 5→4, 4→6, 7→8 (7 and 8 are a separate component).
@@ -61,6 +61,19 @@ impl Cli {
 
     fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("running graph")
+    }
+
+    /// Runs `args` with `input` on standard input.
+    fn run_with_input(&self, args: &[&str], input: &[u8]) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running graph");
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
     }
 
     /// Runs a command that must succeed and print JSON.
@@ -1419,4 +1432,74 @@ fn a_server_that_stopped_answering_fails_after_the_timeout() {
     assert_eq!(cli.json(&["stats"])["edges"], 1);
     let err = cli.fails(&["--timeout", "0s", "stats"]);
     assert!(err.contains("must be more than zero"), "{err}");
+}
+
+/// `-` reads standard input, as SNAP text unless `--format csv` says otherwise (gzip too); its
+/// bad lines are named, and nothing of such an input is sent.
+#[test]
+fn standard_input_loads_in_either_layout() {
+    let (_host, cli) = Cli::on_a_new_host();
+    let loaded = |args: &[&str], input: &[u8]| {
+        let mut all = args.to_vec();
+        all.push("--json");
+        let out = cli.run_with_input(&all, input);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "graph {args:?}: {err}");
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let snap = loaded(&["load", "-"], SNAP.as_bytes());
+    assert_eq!(
+        (&snap["rows"], &snap["edges"]),
+        (&json!(8), &json!(7)),
+        "{snap}"
+    );
+
+    // CSV by default is refused as SNAP, naming the line and the way to read it.
+    let csv = b"src,dst,label,weight\n31,32,road,5\n31,33,,1\n33,32,,1\n";
+    let out = cli.run_with_input(&["load", "-"], csv);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("standard input: line 1: ")
+            && err.contains("--format csv"),
+        "{err}"
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(csv).unwrap();
+    let done = loaded(&["load", "-", "--format", "csv"], &gz.finish().unwrap());
+    assert_eq!(
+        (&done["rows"], &done["edges"]),
+        (&json!(3), &json!(10)),
+        "{done}"
+    );
+    let light = cli.json(&["weighted-path", "31", "32"]);
+    assert_eq!(
+        (&light["weight"], &light["path"]),
+        (&json!(2.0), &json!([31, 33, 32])),
+        "{light}"
+    );
+
+    // A bad line is named by its number, and nothing before it is sent.
+    let out = cli.run_with_input(&["load", "-"], b"10 11\n12 x\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("standard input: line 2: `x` is not"),
+        "{err}"
+    );
+    assert_eq!(cli.json(&["stats"])["edges"], json!(10));
+
+    // Two ways for one edge: refused before anything is sent, without the lines (standard input
+    // is not read again).
+    let out = cli.run_with_input(&["load", "-", "--format", "csv"], b"20,21,a\n20,21,b\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("standard input: its lines give the edge 20 → 21 two ways"),
+        "{err}"
+    );
+    assert_eq!(cli.json(&["stats"])["edges"], json!(10));
+
+    let labels = loaded(&["label-vertices", "-"], b"id,label\n1,city\n99,town\n");
+    assert_eq!(labels["labelled"], json!(2), "{labels}");
+    assert_eq!(cli.json(&["stats"])["vertices"], json!(12));
 }

@@ -5,7 +5,8 @@
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use graph_client::edgelist::{
-    EdgeList, VertexLabels, lines_of_edge, read_edge_list, read_vertex_labels,
+    EdgeList, Format, VertexLabels, is_stdin, lines_of_edge, read_edge_list_as, read_vertex_labels,
+    shown_path,
 };
 use graph_client::export::{ExportFiles, partial_path};
 use graph_client::graph::{
@@ -17,7 +18,7 @@ use graph_client::token_store;
 use graph_client::watch::{Change, WatchedEdge, watch};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -92,10 +93,14 @@ struct Global {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Load an edge list (SNAP text or CSV, optionally .gz). Idempotent: re-running it is safe.
-    /// The distinct edges are sent in (src, dst) order, which keeps each vertex's arcs together.
+    /// Load an edge list (SNAP text or CSV, optionally .gz; `-`: standard input). Idempotent:
+    /// re-running it is safe. The distinct edges are sent in (src, dst) order, which keeps each
+    /// vertex's arcs together.
     Load {
         file: PathBuf,
+        /// The file's layout [default: csv for a name ending in .csv or .csv.gz, else snap]
+        #[arg(long, value_enum)]
+        format: Option<FormatArg>,
         /// Skip the first N edges of that order (to resume an interrupted load faster; the
         /// error of an interrupted load says which N).
         #[arg(long, default_value_t = 0)]
@@ -122,7 +127,7 @@ enum Command {
     /// this too, after sending what is missing.
     FinishLoad,
     /// Give vertices labels from a CSV file of `id,label` lines (optionally .gz; an empty
-    /// label removes one), creating missing vertices. Idempotent.
+    /// label removes one; `-`: standard input), creating missing vertices. Idempotent.
     LabelVertices { file: PathBuf },
     /// Add the edge A → B (creating missing vertices), optionally with a label and a weight.
     AddEdge {
@@ -305,6 +310,26 @@ impl Labels {
     }
 }
 
+/// An edge-list file's layout, as `graph load --format` names it.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    /// `src dst`, separated by spaces or tabs.
+    Snap,
+    /// `src,dst[,label][,weight]`, with an optional header.
+    Csv,
+}
+
+impl FormatArg {
+    /// The layout `file` is read in: as chosen, else as its name says.
+    fn of(choice: Option<FormatArg>, file: &Path) -> Format {
+        match choice {
+            Some(FormatArg::Snap) => Format::Snap,
+            Some(FormatArg::Csv) => Format::Csv,
+            None => Format::from_path(file),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum TransportArg {
     Auto,
@@ -482,7 +507,7 @@ fn acknowledged_text(at: usize, total: usize) -> String {
 /// Where `file` gives the edge a load's call was refused for because the graph stores it with
 /// another label or weight, as a line of the error (empty for any other error). The module's
 /// message names the edge: "edge S → D exists with …".
-fn lines_refused(error: &ClientError, file: &Path) -> String {
+fn lines_refused(error: &ClientError, file: &Path, format: Format) -> String {
     let ClientError::ReducerFailed { message, .. } = error else {
         return String::new();
     };
@@ -494,7 +519,7 @@ fn lines_refused(error: &ClientError, file: &Path) -> String {
     let Some((src, dst)) = ends() else {
         return String::new();
     };
-    match lines_of_edge(file, src, dst).as_deref() {
+    match lines_of_edge(file, format, src, dst).as_deref() {
         Ok([line]) => format!("{}: line {line} gives it\n", file.display()),
         Ok(lines @ [_, ..]) => {
             let shown: Vec<String> = lines.iter().take(5).map(u64::to_string).collect();
@@ -716,16 +741,26 @@ enum Prepared {
 }
 
 fn prepare(command: &Command) -> anyhow::Result<Prepared> {
+    let read_from = |file: &Path| {
+        if is_stdin(file) && std::io::stdin().is_terminal() {
+            eprintln!("reading standard input: end it with Ctrl-D");
+        }
+    };
     Ok(match command {
         Command::Load {
-            file, resume_from, ..
+            file,
+            format,
+            resume_from,
+            ..
         } => {
             // The whole file is parsed first: a malformed line stops the load before any call.
-            let rows = read_edge_list(file)?;
+            let format = FormatArg::of(*format, file);
+            read_from(file);
+            let rows = read_edge_list_as(file, format)?;
             // Sent distinct and in (src, dst) order, which keeps each vertex's arcs together in
             // the table; progress and --resume-from count in that order.
             let mut rest = rows.sorted();
-            if let Some(conflict) = rest.conflict_error(file) {
+            if let Some(conflict) = rest.conflict_error(file, format) {
                 anyhow::bail!("{conflict}. Nothing was sent");
             }
             let total = rest.len();
@@ -733,7 +768,7 @@ fn prepare(command: &Command) -> anyhow::Result<Prepared> {
             anyhow::ensure!(
                 *resume_from <= total,
                 "--resume-from {resume_from} is past the end: {} has {total} distinct edges",
-                file.display()
+                shown_path(file)
             );
             rest.skip_first(*resume_from);
             Prepared::Load {
@@ -743,7 +778,10 @@ fn prepare(command: &Command) -> anyhow::Result<Prepared> {
             }
         }
         // The whole file is parsed first: a malformed line stops before any call.
-        Command::LabelVertices { file } => Prepared::Labels(read_vertex_labels(file)?),
+        Command::LabelVertices { file } => {
+            read_from(file);
+            Prepared::Labels(read_vertex_labels(file)?)
+        }
         Command::Export { file, vertices, .. } => {
             let (file, vertices) = ExportFiles::destinations(file, vertices.as_deref())?;
             Prepared::Export { file, vertices }
@@ -844,6 +882,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Load {
             file,
+            format,
             resume_from: skip,
             batch,
             in_flight,
@@ -940,7 +979,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     anyhow::bail!(
                         "{lost}{}\n{}{}; {next}{}{}",
                         e.source,
-                        lines_refused(&e.source, &file),
+                        lines_refused(&e.source, &file, FormatArg::of(format, &file)),
                         acknowledged_text(at, total),
                         resume_text(at),
                         bulk_text(bulk.load(Ordering::SeqCst)),
@@ -967,7 +1006,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 out!(
                     "loaded {} from {}: sent {}, {}; the graph now has {} and {}",
                     count_of(rows, "row", "rows"),
-                    file.display(),
+                    shown_path(&file),
                     count_of(outcome.sent as usize, "distinct edge", "distinct edges"),
                     // Counted by the graph's growth, in which other clients' writes count too
                     // (`others_wrote` is true only where that is certain).
