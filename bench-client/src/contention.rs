@@ -1,9 +1,9 @@
 //! Writers versus traversals: how long does a single-edge insert from another client take while
 //! traversal procedures run in a loop, compared with an idle server?
 
-use crate::measure::clocked;
+use crate::measure::{self, Pace, clocked};
 use crate::report::model::{Contention, Percentiles, Sample};
-use anyhow::Context;
+use anyhow::{Context, ensure};
 use graph_client::graph::GraphDb;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -28,16 +28,20 @@ fn write_edges(
         .collect()
 }
 
-/// Measures `writes` inserts idle, then `writes` more while `traverse` (which verifies its own
-/// answer) runs in a loop on another thread (with its own connection). Also returns every
-/// timed call as a raw sample: the idle inserts, the busy ones and the traversals.
-pub fn run(
+/// Measures `writes` inserts idle, then `writes` more while `traverse` runs in a loop on
+/// another thread (with its own connection), each answer passed to `check` after the clock has
+/// stopped (`measure::measure`). Every insert is then checked as stored: the graph has gained
+/// exactly their edges and vertices. Also returns every timed call as a raw sample: the idle
+/// inserts, the busy ones and the traversals.
+pub fn run<T>(
     writer: &GraphDb,
     label: &str,
     first_id: u64,
     writes: usize,
-    mut traverse: impl FnMut() -> anyhow::Result<()> + Send,
+    mut traverse: impl FnMut() -> anyhow::Result<T> + Send,
+    check: impl Fn(&T) -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<(Contention, Vec<Sample>)> {
+    let before = writer.info().context("graph_info before the inserts")?;
     let idle = write_edges(writer, first_id, writes, Instant::now())?;
     let stop = AtomicBool::new(false);
     let started = Instant::now();
@@ -45,9 +49,14 @@ pub fn run(
         let looper = s.spawn(|| -> anyhow::Result<Vec<(f64, f64)>> {
             let mut done = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                let (traversed, at_s, us) = clocked(started, &mut traverse);
-                traversed?;
-                done.push((at_s, us));
+                let at_s = started.elapsed().as_secs_f64();
+                let timed = measure::measure(
+                    &[()],
+                    Pace::default(),
+                    |()| traverse(),
+                    |(), answer| check(answer),
+                )?;
+                done.extend(timed.into_iter().map(|t| (at_s, t.e2e_us)));
             }
             Ok(done)
         });
@@ -58,6 +67,18 @@ pub fn run(
         let traversals = looper.join().expect("traversal thread")?;
         anyhow::Ok((busy?, traversals))
     })?;
+    // Each insert joins two fresh vertices: an insert acknowledged but not stored would show.
+    let after = writer.info().context("graph_info after the inserts")?;
+    let inserted = (idle.len() + busy.len()) as u64;
+    ensure!(
+        (after.edges, after.vertices) == (before.edges + inserted, before.vertices + 2 * inserted),
+        "{label}: {inserted} inserts acknowledged, but the graph went from {} edges and {} \
+         vertices to {} and {}",
+        before.edges,
+        before.vertices,
+        after.edges,
+        after.vertices
+    );
     let mut samples = Vec::new();
     for (what, calls, concurrent) in [
         (format!("contention: insert, idle ({label})"), &idle, false),

@@ -11,7 +11,7 @@ use graph_bench::measure;
 use graph_bench::report::markdown::{self, fmt_us};
 use graph_bench::report::model::{self, Contention, Environment, Report, Sample, Summary};
 use graph_bench::report::write::write;
-use graph_bench::system::{ArcAttrs, Query, Reply, System};
+use graph_bench::system::{Answer, ArcAttrs, Query, Reply, System};
 use graph_bench::systems::falkordb::{self, FalkorDb};
 use graph_bench::systems::kuzu::Kuzu;
 use graph_bench::systems::native::{self, Native};
@@ -963,11 +963,12 @@ fn writers_vs_traversals(
             continue;
         }
         let (traversal, check) = (&traversal, &check);
-        let traverse = move || {
-            let answer = looping.answer(traversal)?;
+        let traverse = move || looping.answer(traversal);
+        let checked = move |answer: &Answer| {
             check(traversal, &answer.reply).with_context(|| format!("{label}: {traversal}"))
         };
-        let (contention, calls) = contention::run(&writer, label, first_id, writes, traverse)?;
+        let (contention, calls) =
+            contention::run(&writer, label, first_id, writes, traverse, checked)?;
         out.push(contention);
         samples.extend(calls);
     }

@@ -21,8 +21,10 @@ const TICKS_PER_SECOND: u32 = 50;
 
 /// Runs `query` on `system` in a loop for `duration` while `writer` changes `rate` edges per
 /// second (adds and removes together), using vertex ids from `first_id`; `check` verifies each
-/// answer. Also returns every timed call, traversals and writes, as a raw sample. The query
-/// comes with what the report calls it (the query and how far it reaches).
+/// answer. The writes are then checked as applied: the graph has every fresh vertex the adds
+/// made and none of their edges, all removed. Also returns every timed call, traversals and
+/// writes, as a raw sample. The query comes with what the report calls it (the query and how
+/// far it reaches).
 pub fn run(
     system: &mut dyn System,
     (described, query): &(String, Query),
@@ -32,6 +34,7 @@ pub fn run(
     first_id: u64,
     check: impl Fn(&Query, &Reply) -> anyhow::Result<()> + Sync,
 ) -> anyhow::Result<(UnderWrites, Vec<Sample>)> {
+    let before = writer.info().context("graph_info before the writes")?;
     let stop = AtomicBool::new(false);
     let started = Instant::now();
     let (reads, writes) = std::thread::scope(|s| {
@@ -54,12 +57,23 @@ pub fn run(
         let writes = writes.join().expect("writer thread");
         read.map(|()| (reads, writes))
     })?;
+    let elapsed = started.elapsed().as_secs_f64();
     let Written {
         calls: write_us,
         changed: changes,
-        ..
+        next_id,
     } = writes?;
-    let elapsed = started.elapsed().as_secs_f64();
+    let after = writer.info().context("graph_info after the writes")?;
+    let fresh = next_id - first_id;
+    anyhow::ensure!(
+        (after.edges, after.vertices) == (before.edges, before.vertices + fresh),
+        "writes beside {described}: {fresh} fresh vertices given edges that were then removed, \
+         but the graph went from {} edges and {} vertices to {} and {}",
+        before.edges,
+        before.vertices,
+        after.edges,
+        after.vertices
+    );
     let stats: Vec<_> = reads.iter().filter_map(|(_, r)| r.value.stats).collect();
     let of = |f: fn(&crate::system::TxStats) -> u64| {
         Percentiles::of(&stats.iter().map(|s| f(s) as f64).collect::<Vec<_>>())
