@@ -326,6 +326,13 @@ pub fn comparison(results: &[Summary], loads: &[SystemLoad]) -> String {
             "\n\"stdb vs best peer\" is the fastest peer's p50 divided by stdb's (the SDK's \
              WebSocket): above 1×, stdb is faster.",
         );
+        if present.contains(&"kuzu") {
+            t.push_str(
+                " Every system is timed round trip from this client, except kuzu, which is \
+                 embedded: it is timed in its worker process, around the query alone (its \
+                 system line says so).",
+            );
+        }
     }
     if floor {
         t.push_str(

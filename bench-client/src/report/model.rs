@@ -367,7 +367,8 @@ pub struct Mixed {
     pub readers: usize,
     pub write_delay_ms: f64,
     pub ops: Vec<OpStats>,
-    /// Writes acknowledged (all accounted for at the end, or the run fails).
+    /// Writes acknowledged (all accounted for at the end by the edge count, the edges left in
+    /// place each read back, or the run fails).
     pub acked_writes: u64,
     /// The server's memory, bytes, at the start and end, and sampled during the run (seconds,
     /// bytes): PSS of its process tree (`footprint`); the RSS of its one process in reports

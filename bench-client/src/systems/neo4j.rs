@@ -207,7 +207,8 @@ impl System for Neo4j {
             "BFS by variable-length Cypher".to_string()
         };
         Ok(format!(
-            "Neo4j {version} {edition} (embedded, Bolt); {mode}; heap {}, page cache {pagecache}",
+            "Neo4j {version} {edition} (embedded, Bolt); {mode}; heap {}, page cache {pagecache}; \
+             durable: its transaction log flushed at each commit (the default)",
             human_bytes(heap)
         ))
     }
