@@ -699,6 +699,11 @@ fn labelled_loads_resume_with_their_labels_and_vertex_labels_filter() {
     );
     let err = cli.fails(&["neighbors", "7", "--labels", "a, b"]);
     assert!(err.contains("unknown edge label `a`"), "{err}");
+    // Spaces around a name in --labels are not part of it, as in a CSV file.
+    assert_eq!(
+        cli.json(&["neighbors", "7", "--labels", " c "])["neighbors"],
+        serde_json::json!([9])
+    );
 
     // An edge stored with another label is refused by the server; re-sending cannot help.
     // The error names the file's lines that give that edge.

@@ -6,7 +6,7 @@ use graph_client::module_bindings::{EdgeTableAccess as _, GraphMetaTableAccess a
 use graph_client::watch::{Change, WatchedEdge, watch};
 use graph_client::ws::Drive;
 use graph_testkit::TestHost;
-use spacetimedb_sdk::{DbContext as _, Table as _};
+use spacetimedb_sdk::{DbContext as _, Table as _, TableWithPrimaryKey as _};
 use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -327,6 +327,29 @@ fn what_could_not_work_is_refused_before_it_is_sent() {
 
 /// Dropping a `Watch` ends its subscription and takes its callbacks off the shared connection:
 /// its rows leave the client cache, and a watch of another vertex sees only that vertex.
+/// A fresh database has its `graph_meta` row (empty, version 0) from the start, so that an
+/// application's `on_update` sees the first write as it sees every later one (the README's
+/// example registers only `on_update`).
+#[test]
+fn a_fresh_graph_has_its_meta_row_and_the_first_write_updates_it() {
+    let host = TestHost::start();
+    let server = host.publish_module("graph");
+    let db = GraphDb::websocket(server, "graph", None);
+    let conn = db.ws_connection().unwrap().unwrap();
+    let (updated, updates) = std::sync::mpsc::channel();
+    conn.db.graph_meta().on_update(move |_, old, new| {
+        let _ = updated.send((old.version, new.version, new.edges));
+    });
+    let mut changes = watch(&db, None).unwrap();
+    let Some(Change::Subscribed { meta, .. }) = changes.next(WAIT) else {
+        panic!("no initial state");
+    };
+    let meta = meta.expect("the graph_meta row of a fresh graph");
+    assert_eq!((meta.vertices, meta.edges, meta.version), (0, 0, 0));
+    db.add_edges(&[1], &[2]).unwrap();
+    assert_eq!(updates.recv_timeout(WAIT), Ok((0, 1, 1)));
+}
+
 #[test]
 fn a_dropped_watch_ends_its_subscription() {
     let host = TestHost::start();

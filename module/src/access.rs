@@ -1,14 +1,14 @@
 //! Who may change the graph: the database's owner, and the identities the owner has granted.
 //!
 //! `init` runs once, when the database is created by a publish, with the publisher (the owner)
-//! as sender, and records it. Every reducer that writes (`add_edges`, `add_vertices`,
+//! as sender, and records it (and stores the empty graph's `graph_meta` row). Every reducer that writes (`add_edges`, `add_vertices`,
 //! `remove_edges`, `remove_vertex`, `clear_graph`, …, and the Stage-1 reducers that store their
 //! answers in `traversal_result`) first checks its caller; procedures are open to every
 //! identity. A database created by a module version without this
 //! table has no owner recorded: the first identity that writes to it becomes its owner (so
 //! publish such a database again with its data cleared, or write to it once yourself).
 
-use crate::schema::{GraphWriter, graph_writer};
+use crate::schema::{GraphMeta, GraphWriter, graph_meta, graph_writer};
 use spacetimedb::{Identity, ReducerContext, Table, reducer};
 
 #[reducer(init)]
@@ -17,6 +17,9 @@ pub fn init(ctx: &ReducerContext) {
         identity: ctx.sender(),
         owner: true,
     });
+    // The graph's one meta row exists from the start (version 0, empty), so that a subscriber's
+    // `on_update` sees the first write too, as it sees every later one.
+    ctx.db.graph_meta().insert(GraphMeta::default());
 }
 
 /// `Ok` if the caller may change the graph; otherwise an error that says how to get access.

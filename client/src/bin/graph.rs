@@ -279,18 +279,22 @@ enum Command {
 /// The edge and vertex labels a query follows.
 #[derive(Debug, Clone, clap::Args)]
 struct Labels {
-    /// Follow only edges with one of these labels (comma-separated; an empty name: unlabelled
-    /// edges). By default every edge.
+    /// Follow only edges with one of these labels (comma-separated, spaces around each name
+    /// ignored, as a CSV file's unquoted fields; an empty name: unlabelled edges). By default
+    /// every edge.
     #[arg(long = "labels", value_delimiter = ',')]
     names: Vec<String>,
-    /// Enter only vertices with one of these labels (comma-separated; an empty name:
-    /// unlabelled vertices; the start always passes). By default every vertex.
+    /// Enter only vertices with one of these labels (comma-separated, spaces around each name
+    /// ignored; an empty name: unlabelled vertices; the start always passes). By default every
+    /// vertex.
     #[arg(long = "vertex-labels", value_delimiter = ',')]
     vertex_names: Vec<String>,
-    /// One more edge label to follow, taken whole: for a name with a comma (repeatable).
+    /// One more edge label to follow, taken whole: for a name with a comma or spaces around it
+    /// (repeatable).
     #[arg(long = "edge-label", value_name = "NAME")]
     whole_names: Vec<String>,
-    /// One more vertex label to enter, taken whole: for a name with a comma (repeatable).
+    /// One more vertex label to enter, taken whole: for a name with a comma or spaces around it
+    /// (repeatable).
     #[arg(long = "vertex-label", value_name = "NAME")]
     whole_vertex_names: Vec<String>,
 }
@@ -299,7 +303,8 @@ impl Labels {
     /// Calls `query` with the [`Follow`] these names make.
     fn with<T>(&self, query: impl FnOnce(Follow) -> T) -> T {
         fn strs<'a>(split: &'a [String], whole: &'a [String]) -> Vec<&'a str> {
-            split.iter().chain(whole).map(String::as_str).collect()
+            let split = split.iter().map(|name| name.trim_matches(' '));
+            split.chain(whole.iter().map(String::as_str)).collect()
         }
         let edges = strs(&self.names, &self.whole_names);
         let vertices = strs(&self.vertex_names, &self.whole_vertex_names);
@@ -1438,7 +1443,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     if full.policy.build_for_small_traversals {
                         ", small traversals build one too"
                     } else {
-                        ""
+                        ", only large BFS build one"
                     }
                 );
                 if let Some(b) = &full.bulk_load {
