@@ -193,6 +193,14 @@ impl<'a> Answers<'a> {
                     "{} does not join {source} to {target}",
                     shown(path)
                 );
+                // A walk round a cycle of weight 0 weighs the least too, but is no path.
+                let mut seen = path.clone();
+                seen.sort_unstable();
+                ensure!(
+                    seen.windows(2).all(|w| w[0] != w[1]),
+                    "{} enters a vertex twice",
+                    shown(path)
+                );
                 match self.labelled(query)?.path_weight(path, dir, Follow::ALL) {
                     Some(w) if same_sum(w, *want) => Ok(()),
                     Some(w) => bail!("{} weighs {w}, the least weight is {want}", shown(path)),
@@ -389,6 +397,26 @@ mod tests {
         // A weight summed in f32 by the system is still its path's weight.
         let rounded = f64::from(0.0f32 + 2.5e-8f32);
         assert!(answers.verify(&query, &reply(&[3, 2, 1], rounded)).is_ok());
+    }
+
+    #[test]
+    fn a_walk_round_a_weightless_cycle_is_no_path() {
+        // 1 ⇄ 2 at weight 0, 1 → 3 at weight 1: [1, 2, 1, 3] weighs the least, but is a walk.
+        let g = LabelledGraph::new([], [(1, 2, 0, 0.0), (2, 1, 0, 0.0), (1, 3, 0, 1.0)]);
+        let plain = graph();
+        let answers = Answers::new(&plain, Some(&g));
+        let query = Query::WeightedPath {
+            source: 1,
+            target: 3,
+            dir: Out,
+        };
+        let reply = |path: &[u64]| Reply::WeightedPath {
+            path: path.to_vec(),
+            weight: 1.0,
+        };
+        assert!(answers.verify(&query, &reply(&[1, 3])).is_ok());
+        let walk = answers.verify(&query, &reply(&[1, 2, 1, 3])).unwrap_err();
+        assert!(walk.to_string().contains("enters a vertex twice"), "{walk}");
     }
 
     #[test]
