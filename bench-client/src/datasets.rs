@@ -135,8 +135,9 @@ pub fn with_random_labels(edges: &EdgeList, k: u32, seed: u64) -> EdgeList {
 
 /// Ids the workloads that write may give new vertices: [`FRESH_SPAN`] ids from the one
 /// returned, none of them a vertex of `vertices` (sorted, distinct). Below 2^63 where they fit,
-/// since every peer stores ids as signed 64-bit integers: just above the largest vertex there,
-/// else in the first gap between vertices wide enough; only then at or above 2^63.
+/// where the peers' signed 64-bit integers hold them as themselves (`system::stored_id`): just
+/// above the largest vertex there, else in the first gap between vertices wide enough; only
+/// then at or above 2^63.
 pub fn fresh_ids(vertices: &[u64]) -> anyhow::Result<u64> {
     [i64::MAX as u64, u64::MAX]
         .into_iter()

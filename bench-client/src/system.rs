@@ -59,6 +59,18 @@ impl LabelSet {
     }
 }
 
+/// A vertex id as a peer stores it. The peers' integers are signed 64-bit, so an id at or above
+/// 2^63 is stored as the negative integer of the same 64 bits; every peer query compares ids
+/// for equality only, so the graph and the answers stay the same.
+pub fn stored_id(v: u64) -> i64 {
+    v.cast_signed()
+}
+
+/// A peer's stored id back as the benchmark's (the inverse of [`stored_id`]).
+pub fn vertex_id(v: i64) -> u64 {
+    v.cast_unsigned()
+}
+
 /// The name `--random-labels` gives label `i`.
 pub fn label_name(i: u32) -> String {
     format!("l{i}")

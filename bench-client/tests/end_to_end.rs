@@ -550,6 +550,65 @@ fn peers_run_side_by_side_with_verified_answers() {
         ),
         "{md}"
     );
+
+    // Ids at and above 2^63, which the peers' signed integers hold as their 64 bits: every peer
+    // loads them and answers every workload it has, weighted paths included.
+    let high = tempfile::tempdir().unwrap();
+    let ids: Vec<u64> = (0..24u64)
+        .map(|i| match i % 3 {
+            0 => u64::MAX - i,
+            1 => (1 << 63) + i * 1_000_003,
+            _ => i64::MAX as u64 - i,
+        })
+        .collect();
+    let mut csv = String::from("src,dst,label,weight\n");
+    for (i, pair) in ids.windows(2).enumerate() {
+        csv += &format!("{},{},,{}\n", pair[0], pair[1], 1 + i % 4);
+        if i % 5 == 0 {
+            csv += &format!("{},{},,{}\n", pair[1], ids[(i * 7) % ids.len()], 2 + i % 3);
+        }
+    }
+    let file = high.path().join("high-ids.csv");
+    std::fs::write(&file, csv).unwrap();
+    let dataset = format!("file:{}", file.display());
+    let systems = ["--systems", "stdb,neo4j-apoc,postgres,kuzu,falkordb"];
+    let workloads = ["--workloads", "neighbors,bfs,bfs-depth,path,wpath"];
+    // Another database: this run's new identity does not own the first run's.
+    let small = [
+        "--dataset",
+        dataset.as_str(),
+        "--database",
+        "high-ids",
+        "--runs",
+        "6",
+        "--bfs-runs",
+        "2",
+    ];
+    let quiet_all = [&quiet[..], &["--mixed-secs", "0"]].concat();
+    run_bench(
+        &host,
+        high.path(),
+        &[&systems[..], &peers, &workloads, &small, &quiet_all].concat(),
+    );
+    let high_report = crate::report(high.path(), "high-ids.json");
+    let rows: Vec<(&str, &str)> = high_report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["workload"].as_str().unwrap(), r["mode"].as_str().unwrap()))
+        .collect();
+    for mode in ["stage2", "neo4j-apoc", "postgres", "kuzu", "falkordb"] {
+        for workload in ["neighbors", "bfs", "bfs-depth", "path", "wpath"] {
+            // FalkorDB before 4.20 has no weighted shortest path to run (see its system line).
+            if (mode, workload) != ("falkordb", "wpath") {
+                assert!(
+                    rows.contains(&(workload, mode)),
+                    "no {workload} row for {mode}: {rows:?}\n{}",
+                    high_report["systems"]
+                );
+            }
+        }
+    }
 }
 
 /// The weighted and labelled workloads on a small labelled, weighted grid: every answer is
@@ -697,10 +756,10 @@ fn more_full_bfs_runs_than_sampled_vertices_are_refused() {
 /// A dataset at the edges of what the workloads assume: ids at the top of the u64 range (the
 /// workloads that write must find fresh ids elsewhere than above them), a repeated row given
 /// random labels (it keeps one), more random labels than edges (queries name only those some
-/// edge has), and a peer that cannot hold such ids (PostgreSQL's bigint): that peer's load
-/// failure is reported, and every other system runs verified.
+/// edge has), and a peer whose integers are signed (PostgreSQL's bigint), which holds such ids
+/// as their 64 bits: every system runs verified.
 #[test]
-fn a_dataset_at_the_top_of_the_id_space_runs_verified_beside_a_peer_that_cannot_load_it() {
+fn a_dataset_at_the_top_of_the_id_space_runs_verified_beside_a_peer_of_signed_ids() {
     let host = TestHost::start();
     let postgres = PeerServer::start("postgres", &[("PG_SHARED_BUFFERS", "128MB")]);
     let out = tempfile::tempdir().unwrap();
@@ -757,29 +816,23 @@ fn a_dataset_at_the_top_of_the_id_space_runs_verified_beside_a_peer_that_cannot_
             "0",
         ],
     );
-    assert!(
-        stdout.contains("postgres could not load the dataset")
-            && stdout.contains("does not fit bigint"),
-        "{stdout}"
-    );
+    assert!(!stdout.contains("could not load"), "{stdout}");
     let report = report(&out.path().join("report"), "top.json");
     assert_eq!(
         report["environment"]["edges"], 5,
         "the repeated row counts once"
     );
     let results = report["results"].as_array().unwrap();
-    for workload in ["neighbors", "bfs", "path", "bfs-labels", "bfs-labels-all"] {
-        assert!(
-            results
-                .iter()
-                .any(|r| r["system"] == "stdb" && r["workload"] == workload),
-            "stdb {workload}: {report}"
-        );
+    for system in ["stdb", "postgres"] {
+        for workload in ["neighbors", "bfs", "path", "bfs-labels", "bfs-labels-all"] {
+            assert!(
+                results
+                    .iter()
+                    .any(|r| r["system"] == system && r["workload"] == workload),
+                "{system} {workload}: {report}"
+            );
+        }
     }
-    assert!(
-        !results.iter().any(|r| r["system"] == "postgres"),
-        "{report}"
-    );
     assert!(!report["under_writes"].as_array().unwrap().is_empty());
     assert!(!report["throughput"].as_array().unwrap().is_empty());
 }

@@ -41,7 +41,7 @@
 //! query itself is the same for both, and the smoke test checks it against the reference on
 //! graphs small enough for the enumeration.
 
-use crate::system::{self, Answer, Reply, System};
+use crate::system::{self, Answer, Reply, System, stored_id, vertex_id};
 use crate::workloads::Workload;
 use anyhow::{Context, Result, anyhow, bail, ensure};
 use graph_client::graph::Direction;
@@ -209,7 +209,7 @@ impl FalkorDb {
         };
         let (v_csv, mut out) = csv("V.csv", "id")?;
         for &v in vertices {
-            writeln!(out, "{}", node_id(v)?)?;
+            writeln!(out, "{}", stored_id(v))?;
         }
         out.flush()?;
         let weighted = attrs.has_weights();
@@ -219,7 +219,7 @@ impl FalkorDb {
         let mut by_label: std::collections::BTreeMap<&str, (PathBuf, BufWriter<std::fs::File>)> =
             Default::default();
         for (i, &(s, d)) in edges.iter().enumerate() {
-            let (s, d) = (node_id(s)?, node_id(d)?);
+            let (s, d) = (stored_id(s), stored_id(d));
             if weighted {
                 // `{:?}`: always a float literal, which the loader stores as a double.
                 writeln!(e_out, "{s},{d},{:?}", f64::from(attrs.weight(i)))?;
@@ -426,16 +426,10 @@ fn cell(value: Value) -> Result<Cell> {
     })
 }
 
-/// FalkorDB integers are signed 64-bit; SNAP ids are far below the limit, but say so if one is
-/// not.
-fn node_id(v: u64) -> Result<i64> {
-    i64::try_from(v).with_context(|| format!("vertex id {v} does not fit a FalkorDB integer"))
-}
-
 /// A stored id back as the benchmark's `u64`.
 fn vertex(cell: &Cell) -> Result<u64> {
     match cell {
-        Cell::Int(n) => u64::try_from(*n).map_err(|_| anyhow!("negative vertex id {n}")),
+        Cell::Int(n) => Ok(vertex_id(*n)),
         other => bail!("a vertex id that is not an integer: {other:?}"),
     }
 }
@@ -637,7 +631,7 @@ impl System for FalkorDb {
     /// The arc and its reverse copy in one query (so one commit), as the load makes them;
     /// `MERGE` makes `src` a node if it is not one.
     fn add_edge(&mut self, src: u64, dst: u64) -> Result<()> {
-        let params = [("src", node_id(src)?), ("dst", node_id(dst)?)];
+        let params = [("src", stored_id(src)), ("dst", stored_id(dst))];
         let (row, _) = self.one_row(
             "MERGE (a:V {id: $src}) WITH a MATCH (b:V {id: $dst}) \
              CREATE (a)-[:E]->(b), (b)-[:R]->(a) RETURN count(*)",
@@ -651,7 +645,7 @@ impl System for FalkorDb {
     }
 
     fn remove_edge(&mut self, src: u64, dst: u64) -> Result<()> {
-        let params = [("src", node_id(src)?), ("dst", node_id(dst)?)];
+        let params = [("src", stored_id(src)), ("dst", stored_id(dst))];
         let (row, _) = self.one_row(
             "MATCH (a:V {id: $src})-[e:E]->(b:V {id: $dst}), (b)-[r:R]->(a) \
              DELETE e, r RETURN count(*)",
@@ -668,9 +662,7 @@ impl System for FalkorDb {
 /// The queries, in FalkorDB's Cypher; each returns the reply and the server's execution time.
 impl FalkorDb {
     fn neighbor_count(&mut self, v: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
-        let Ok(id) = i64::try_from(v) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+        let id = stored_id(v);
         // Grouped by the start, so that an unknown start gives no row (a bare count would give
         // 0); DISTINCT because with `both` a vertex linked both ways is matched twice.
         let (row, server_us) = self.one_row(
@@ -696,9 +688,7 @@ impl FalkorDb {
         dir: Direction,
         max_depth: Option<u32>,
     ) -> Result<(Reply, Option<u64>)> {
-        let Ok(id) = i64::try_from(start) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+        let id = stored_id(start);
         // algo.BFS's level -1 is unbounded; it does not take 0 (it then returns nothing), and
         // a BFS of depth 0 reaches the start alone, so that is a lookup of the start.
         let (row, server_us) = match max_depth {
@@ -753,9 +743,7 @@ impl FalkorDb {
         max_depth: Option<u32>,
         labels: &[String],
     ) -> Result<(Reply, Option<u64>)> {
-        let Ok(id) = i64::try_from(start) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+        let id = stored_id(start);
         let Some(depth) = max_depth else {
             bail!("FalkorDB runs label-filtered BFS depth-bounded only (a path walk)");
         };
@@ -794,9 +782,7 @@ impl FalkorDb {
     /// vertex to itself (and would enumerate every path to find that out): `a == b` is a
     /// lookup of `a`. Unknown ends give no row; an unreachable target an empty list.
     fn weighted_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
-        let (Ok(a_id), Ok(b_id)) = (i64::try_from(a), i64::try_from(b)) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+        let (a_id, b_id) = (stored_id(a), stored_id(b));
         if a == b {
             let (row, server_us) =
                 self.one_row("MATCH (a:V {id: $a}) RETURN a.id", &[("a", a_id)])?;
@@ -843,9 +829,7 @@ impl FalkorDb {
     }
 
     fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
-        let (Ok(a_id), Ok(b_id)) = (i64::try_from(a), i64::try_from(b)) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+        let (a_id, b_id) = (stored_id(a), stored_id(b));
         // shortestPath is allowed only in WITH and RETURN. `*0..` so that a == b gives the
         // one-node path rather than none.
         let (row, server_us) = self.one_row(

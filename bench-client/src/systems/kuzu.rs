@@ -11,7 +11,7 @@
 //! relationships in either direction, or both, natively. BFS and shortest paths use its
 //! `* SHORTEST` recursive patterns, which need an upper bound on the number of hops.
 
-use crate::system::{self, Answer, Reply, System};
+use crate::system::{self, Answer, Reply, System, stored_id, vertex_id};
 use crate::workloads::Workload;
 use anyhow::{Context, Result, anyhow, bail, ensure};
 use graph_client::graph::Direction;
@@ -155,11 +155,6 @@ impl Drop for Kuzu {
     }
 }
 
-/// Kuzu integers are signed 64-bit; `None` for an id no stored vertex can have.
-fn key(v: u64) -> Option<i64> {
-    i64::try_from(v).ok()
-}
-
 /// The two halves of a relationship pattern walking `dir`: `(a){left}[...]{right}(b)`.
 fn arrows(dir: Direction) -> (&'static str, &'static str) {
     match dir {
@@ -174,6 +169,14 @@ fn int(value: &Value) -> Result<u64> {
     value
         .as_u64()
         .ok_or_else(|| anyhow!("{value} is not a non-negative integer"))
+}
+
+/// A stored vertex id from a result, as the benchmark's.
+fn id(value: &Value) -> Result<u64> {
+    value
+        .as_i64()
+        .map(vertex_id)
+        .ok_or_else(|| anyhow!("{value} is not a vertex id"))
 }
 
 /// Writes `path` into a Cypher string literal.
@@ -246,11 +249,10 @@ impl System for Kuzu {
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
         let dir = tempfile::tempdir().context("a temporary directory for the CSV files")?;
-        let stored = |v: u64| key(v).with_context(|| format!("vertex id {v} does not fit INT64"));
         let v_csv = dir.path().join("v.csv");
         let mut out = BufWriter::new(std::fs::File::create(&v_csv)?);
         for &v in vertices {
-            writeln!(out, "{}", stored(v)?)?;
+            writeln!(out, "{}", stored_id(v))?;
         }
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         let e_csv = dir.path().join("e.csv");
@@ -263,7 +265,7 @@ impl System for Kuzu {
                 "label `{label}` is not a plain CSV field"
             );
             let weight = attrs.weight(i) as f64;
-            writeln!(out, "{},{},{weight},{label}", stored(s)?, stored(d)?)?;
+            writeln!(out, "{},{},{weight},{label}", stored_id(s), stored_id(d))?;
         }
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         let (_, v_ns) = self.execute(
@@ -322,18 +324,16 @@ impl System for Kuzu {
             reply,
             server_us: None,
             stats: None,
-            in_process_ns: ns,
+            in_process_ns: Some(ns),
         })
     }
 }
 
 /// The queries, in Kuzu's Cypher, one worker request each; each returns the reply and the
-/// worker's time (none when the id cannot be stored, so nothing was asked).
+/// worker's time.
 impl Kuzu {
-    fn neighbor_count(&mut self, v: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
-        let Some(id) = key(v) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+    fn neighbor_count(&mut self, v: u64, dir: Direction) -> Result<(Reply, u64)> {
+        let id = stored_id(v);
         let (left, right) = arrows(dir);
         // Grouped by the start, so that an unknown start gives no row; DISTINCT because with
         // `both` a vertex linked both ways is matched twice.
@@ -349,7 +349,7 @@ impl Kuzu {
             [row] if row.len() == 2 => Reply::Count(int(&row[1])?),
             other => bail!("neighbors of {v}: unexpected rows {other:?}"),
         };
-        Ok((reply, Some(ns)))
+        Ok((reply, ns))
     }
 
     /// BFS over every arc, or with `labels` over the arcs whose `l` is one of them (a filter
@@ -360,10 +360,8 @@ impl Kuzu {
         dir: Direction,
         max_depth: Option<u32>,
         labels: Option<Vec<String>>,
-    ) -> Result<(Reply, Option<u64>)> {
-        let Some(id) = key(start) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+    ) -> Result<(Reply, u64)> {
+        let id = stored_id(start);
         let (left, right) = arrows(dir);
         let hops = max_depth.unwrap_or(MAX_HOPS).min(MAX_HOPS);
         // SHORTEST needs a lower bound of 1: depth 0 is a lookup of the start.
@@ -393,7 +391,7 @@ impl Kuzu {
             }
         };
         if rows.is_empty() {
-            return Ok((Reply::UnknownVertex, Some(ns)));
+            return Ok((Reply::UnknownVertex, ns));
         }
         let mut levels = vec![1];
         for row in &rows {
@@ -423,13 +421,11 @@ impl Kuzu {
             deepest + 1 < u64::from(hops) || max_depth.is_some_and(|d| d <= MAX_HOPS),
             "BFS from {start} reached Kuzu's bound of {MAX_HOPS} hops: the answer may be short"
         );
-        Ok((Reply::Levels(levels), Some(ns)))
+        Ok((Reply::Levels(levels), ns))
     }
 
-    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
-        let (Some(a_id), Some(b_id)) = (key(a), key(b)) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+    fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, u64)> {
+        let (a_id, b_id) = (stored_id(a), stored_id(b));
         let (rows, ns) = if a == b {
             // SHORTEST patterns start at one hop; the path from a vertex to itself is the
             // vertex, when it exists.
@@ -454,20 +450,18 @@ impl Kuzu {
             [row] => match row.as_slice() {
                 [_, Value::Bool(true)] => Reply::Unreachable,
                 [Value::Array(ids)] | [Value::Array(ids), Value::Bool(false)] => {
-                    Reply::Path(ids.iter().map(int).collect::<Result<_>>()?)
+                    Reply::Path(ids.iter().map(id).collect::<Result<_>>()?)
                 }
                 other => bail!("path {a} → {b}: unexpected row {other:?}"),
             },
             other => bail!("path {a} → {b}: {} rows where one was due", other.len()),
         };
-        Ok((reply, Some(ns)))
+        Ok((reply, ns))
     }
 
     /// `WSHORTEST(w)`: Kuzu's weighted shortest path over the weight property.
-    fn weighted_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, Option<u64>)> {
-        let (Some(a_id), Some(b_id)) = (key(a), key(b)) else {
-            return Ok((Reply::UnknownVertex, None));
-        };
+    fn weighted_path(&mut self, a: u64, b: u64, dir: Direction) -> Result<(Reply, u64)> {
+        let (a_id, b_id) = (stored_id(a), stored_id(b));
         let (rows, ns) = if a == b {
             // As for SHORTEST: recursive patterns start at one hop.
             self.execute(
@@ -507,7 +501,7 @@ impl Kuzu {
             [row] => match row.as_slice() {
                 [_, _, Value::Bool(true)] => Reply::Unreachable,
                 [Value::Array(ids), weight, Value::Bool(false)] => Reply::WeightedPath {
-                    path: ids.iter().map(int).collect::<Result<_>>()?,
+                    path: ids.iter().map(id).collect::<Result<_>>()?,
                     weight: weight
                         .as_f64()
                         .ok_or_else(|| anyhow!("weighted path {a} → {b}: cost {weight}"))?,
@@ -519,6 +513,6 @@ impl Kuzu {
                 other.len()
             ),
         };
-        Ok((reply, Some(ns)))
+        Ok((reply, ns))
     }
 }

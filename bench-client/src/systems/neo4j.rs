@@ -17,7 +17,7 @@
 //! `neo4rs` is async; the benchmark is synchronous and sequential, so a current-thread tokio
 //! runtime owned by the peer drives each call to completion.
 
-use crate::system::{self, Answer, Reply, System};
+use crate::system::{self, Answer, Reply, System, stored_id, vertex_id};
 use crate::workloads::Workload;
 use anyhow::{Context, Result, bail, ensure};
 use graph_client::graph::Direction;
@@ -116,9 +116,17 @@ impl Neo4j {
     }
 }
 
-/// Neo4j integers are signed 64-bit; SNAP ids are far below the limit, but say so if one is not.
-fn node_id(v: u64) -> Result<i64> {
-    i64::try_from(v).with_context(|| format!("vertex id {v} does not fit a Neo4j integer"))
+/// A path's vertex ids, which the queries return as text: neo4rs 0.8 decodes the integers -16
+/// to -1, which Bolt sends in one byte, as 240 to 255 (`BoltInteger::parse` widens the marker
+/// byte unsigned), and those are the stored ids of the 16 largest `u64` ids (`stored_id`).
+fn path_ids(ids: &[String]) -> Result<Vec<u64>> {
+    ids.iter()
+        .map(|id| {
+            id.parse()
+                .map(vertex_id)
+                .with_context(|| format!("a vertex id `{id}` from Neo4j"))
+        })
+        .collect()
 }
 
 /// The two halves of a relationship pattern walking `dir`: `(s){left}[:T]{right}(n)`.
@@ -237,10 +245,7 @@ impl System for Neo4j {
         progress: &mut dyn FnMut(usize),
     ) -> Result<()> {
         for batch in vertices.chunks(NODE_BATCH) {
-            let ids = batch
-                .iter()
-                .map(|&v| node_id(v))
-                .collect::<Result<Vec<_>>>()?;
+            let ids = batch.iter().map(|&v| stored_id(v)).collect::<Vec<_>>();
             self.run(query("UNWIND $ids AS id CREATE (:V {id: id})").param("ids", ids))?;
         }
         // One statement per relationship type in each batch (a type cannot be a parameter).
@@ -252,7 +257,7 @@ impl System for Neo4j {
             for (j, &(s, d)) in batch.iter().enumerate() {
                 let i = b * EDGE_BATCH + j;
                 let rows = by_type.entry(rel_type(attrs.label(i))?).or_default();
-                rows.0.push(vec![node_id(s)?, node_id(d)?]);
+                rows.0.push(vec![stored_id(s), stored_id(d)]);
                 rows.1.push(attrs.weight(i) as f64);
             }
             for (t, (pairs, weights)) in by_type {
@@ -371,8 +376,8 @@ impl System for Neo4j {
                 "MERGE (a:V {id: $src}) WITH a MATCH (b:V {id: $dst}) \
                  CREATE (a)-[:E]->(b) RETURN count(*) AS made",
             )
-            .param("src", node_id(src)?)
-            .param("dst", node_id(dst)?),
+            .param("src", stored_id(src))
+            .param("dst", stored_id(dst)),
             "made",
         )?;
         ensure!(made == 1, "Neo4j made {made} edges {src} -> {dst}, not one");
@@ -384,8 +389,8 @@ impl System for Neo4j {
             query(
                 "MATCH (:V {id: $src})-[r:E]->(:V {id: $dst}) DELETE r RETURN count(*) AS removed",
             )
-            .param("src", node_id(src)?)
-            .param("dst", node_id(dst)?),
+            .param("src", stored_id(src))
+            .param("dst", stored_id(dst)),
             "removed",
         )?;
         ensure!(
@@ -408,7 +413,7 @@ impl Neo4j {
                  RETURN COUNT {{ MATCH (s){left}[:{types}]{right}(n) RETURN DISTINCT n }} AS c",
                 types = self.types
             ))
-            .param("id", node_id(v)?),
+            .param("id", stored_id(v)),
             "c",
         )?;
         Ok(count.map_or(Reply::UnknownVertex, Reply::Count))
@@ -450,7 +455,7 @@ impl Neo4j {
         };
         // The aggregate returns one row even when `start` is unknown; a known start always
         // reaches itself, so 0 means unknown.
-        let reached: u64 = self.required(q.param("id", node_id(start)?), "c")?;
+        let reached: u64 = self.required(q.param("id", stored_id(start)), "c")?;
         Ok(if reached > 0 {
             Reply::Reached(reached)
         } else {
@@ -466,17 +471,17 @@ impl Neo4j {
             query(&format!(
                 "MATCH (a:V {{id: $a}}) MATCH (b:V {{id: $b}}) \
                  OPTIONAL MATCH p = shortestPath((a){left}[:{types}*0..]{right}(b)) \
-                 RETURN [n IN nodes(p) | n.id] AS ids",
+                 RETURN [n IN nodes(p) | toString(n.id)] AS ids",
                 types = self.types
             ))
-            .param("a", node_id(a)?)
-            .param("b", node_id(b)?),
+            .param("a", stored_id(a))
+            .param("b", stored_id(b)),
         )?;
         let Some(row) = row else {
             return Ok(Reply::UnknownVertex);
         };
-        Ok(match row.get::<Option<Vec<u64>>>("ids")? {
-            Some(ids) => Reply::Path(ids),
+        Ok(match row.get::<Option<Vec<String>>>("ids")? {
+            Some(ids) => Reply::Path(path_ids(&ids)?),
             None => Reply::Unreachable,
         })
     }
@@ -487,23 +492,24 @@ impl Neo4j {
             query(
                 "MATCH (a:V {id: $a}) MATCH (b:V {id: $b}) \
                  CALL apoc.algo.dijkstra(a, b, $filter, 'w', 1.0) YIELD path, weight \
-                 RETURN [n IN nodes(path) | n.id] AS ids, weight",
+                 RETURN [n IN nodes(path) | toString(n.id)] AS ids, weight",
             )
-            .param("a", node_id(a)?)
-            .param("b", node_id(b)?)
+            .param("a", stored_id(a))
+            .param("b", stored_id(b))
             .param("filter", apoc_filter(&self.types, dir)),
         )?;
         if let Some(row) = row {
+            let ids: Vec<String> = row.get("ids")?;
             return Ok(Reply::WeightedPath {
-                path: row.get("ids")?,
+                path: path_ids(&ids)?,
                 weight: row.get("weight")?,
             });
         }
         // No row: no path, or an end is not in the graph.
         let known: u64 = self.required(
             query("MATCH (v:V) WHERE v.id IN [$a, $b] RETURN count(DISTINCT v.id) AS c")
-                .param("a", node_id(a)?)
-                .param("b", node_id(b)?),
+                .param("a", stored_id(a))
+                .param("b", stored_id(b)),
             "c",
         )?;
         Ok(if known == if a == b { 1 } else { 2 } {

@@ -12,7 +12,7 @@
 //! runs Boost's Dijkstra, on every call: that is how its users call it. `edge.id` is the edge
 //! id pgRouting requires. The other workloads do not need pgRouting.
 
-use crate::system::{self, Answer, Reply, System};
+use crate::system::{self, Answer, Reply, System, stored_id, vertex_id};
 use crate::workloads::Workload;
 use anyhow::{Context, anyhow, bail, ensure};
 use graph_client::graph::Direction;
@@ -213,21 +213,6 @@ fn pgrouting(client: &mut Client) -> anyhow::Result<Result<String, String>> {
     Ok(Ok(version))
 }
 
-/// A vertex id as stored (`bigint`); `None` for an id no `bigint` holds, so no stored vertex.
-fn key(v: u64) -> Option<i64> {
-    i64::try_from(v).ok()
-}
-
-/// `v` as stored, or an error naming it.
-fn stored(v: u64) -> anyhow::Result<i64> {
-    key(v).ok_or_else(|| anyhow!("vertex id {v} does not fit bigint"))
-}
-
-/// A stored id back as the benchmark's `u64` (every stored id came from one).
-fn vertex(v: i64) -> anyhow::Result<u64> {
-    u64::try_from(v).map_err(|_| anyhow!("negative vertex id {v} in the store"))
-}
-
 /// A `count(*)` (never negative) as a `u64`.
 fn count(n: i64) -> anyhow::Result<u64> {
     u64::try_from(n).map_err(|_| anyhow!("negative count {n}"))
@@ -362,7 +347,7 @@ impl System for Postgres {
             &[Type::INT8],
         );
         for &v in vertices {
-            copy.write(&[&stored(v)?])?;
+            copy.write(&[&stored_id(v)])?;
         }
         copy.finish().context("loading the vertices")?;
         let mut loaded = 0;
@@ -377,7 +362,13 @@ impl System for Postgres {
                 let i = c * LOAD_CHUNK + j;
                 let label = Some(attrs.label(i)).filter(|l| !l.is_empty());
                 let id = i64::try_from(i + 1)?;
-                copy.write(&[&stored(src)?, &stored(dst)?, &label, &attrs.weight(i), &id])?;
+                copy.write(&[
+                    &stored_id(src),
+                    &stored_id(dst),
+                    &label,
+                    &attrs.weight(i),
+                    &id,
+                ])?;
             }
             copy.finish().context("loading the edges")?;
             loaded += chunk.len();
@@ -459,7 +450,7 @@ impl System for Postgres {
     /// One statement, so one transaction: the vertex (if new) and the edge commit together.
     fn add_edge(&mut self, src: u64, dst: u64) -> anyhow::Result<()> {
         let statement = self.statement(Query::AddEdge)?;
-        let (src, dst) = (stored(src)?, stored(dst)?);
+        let (src, dst) = (stored_id(src), stored_id(dst));
         let added = self.client.execute(&statement, &[&src, &dst])?;
         ensure!(
             added == 1,
@@ -470,7 +461,7 @@ impl System for Postgres {
 
     fn remove_edge(&mut self, src: u64, dst: u64) -> anyhow::Result<()> {
         let statement = self.statement(Query::RemoveEdge)?;
-        let (src, dst) = (stored(src)?, stored(dst)?);
+        let (src, dst) = (stored_id(src), stored_id(dst));
         let removed = self.client.execute(&statement, &[&src, &dst])?;
         ensure!(
             removed == 1,
@@ -483,9 +474,7 @@ impl System for Postgres {
 /// The queries, as prepared statements.
 impl Postgres {
     fn neighbor_count(&mut self, v: u64, dir: Direction) -> anyhow::Result<Reply> {
-        let Some(v) = key(v) else {
-            return Ok(Reply::UnknownVertex);
-        };
+        let v = stored_id(v);
         let statement = self.statement(Query::NeighborCount(dir))?;
         match self.client.query_opt(&statement, &[&v])? {
             Some(row) => Ok(Reply::Count(count(row.get(0))?)),
@@ -494,9 +483,7 @@ impl Postgres {
     }
 
     fn bfs(&mut self, start: u64, dir: Direction, max_depth: Option<u32>) -> anyhow::Result<Reply> {
-        let Some(start) = key(start) else {
-            return Ok(Reply::UnknownVertex);
-        };
+        let start = stored_id(start);
         match max_depth {
             None => {
                 let statement = self.statement(Query::BfsCount(dir))?;
@@ -538,9 +525,7 @@ impl Postgres {
         max_depth: Option<u32>,
         labels: &[String],
     ) -> anyhow::Result<Reply> {
-        let Some(start) = key(start) else {
-            return Ok(Reply::UnknownVertex);
-        };
+        let start = stored_id(start);
         let statement = self.statement(Query::BfsLevelsLabelled(dir))?;
         let depth = max_depth.map_or(i32::MAX, |d| i32::try_from(d).unwrap_or(i32::MAX));
         let rows = self.client.query(&statement, &[&start, &depth, &labels])?;
@@ -580,14 +565,12 @@ impl Postgres {
         if let Err(why) = &self.pgrouting {
             bail!("no weighted paths without pgRouting: {why}");
         }
-        let (Some(a), Some(b)) = (key(a), key(b)) else {
-            return Ok(Reply::UnknownVertex);
-        };
+        let (a, b) = (stored_id(a), stored_id(b));
         // pgr_dijkstra returns nothing from a vertex to itself; the path is the vertex alone.
         if a == b {
             return Ok(match self.known_ends(a, b)? {
                 true => Reply::WeightedPath {
-                    path: vec![vertex(a)?],
+                    path: vec![vertex_id(a)],
                     weight: 0.0,
                 },
                 false => Reply::UnknownVertex,
@@ -600,10 +583,7 @@ impl Postgres {
         match (path, weight) {
             (None, _) => self.no_path(a, b),
             (Some(path), Some(weight)) => Ok(Reply::WeightedPath {
-                path: path
-                    .into_iter()
-                    .map(vertex)
-                    .collect::<anyhow::Result<_>>()?,
+                path: path.into_iter().map(vertex_id).collect(),
                 weight,
             }),
             (Some(path), None) => bail!("weighted path {a} → {b}: {path:?} without a weight"),
@@ -611,20 +591,14 @@ impl Postgres {
     }
 
     fn shortest_path(&mut self, a: u64, b: u64, dir: Direction) -> anyhow::Result<Reply> {
-        let (Some(a), Some(b)) = (key(a), key(b)) else {
-            return Ok(Reply::UnknownVertex);
-        };
+        let (a, b) = (stored_id(a), stored_id(b));
         let statement = self.statement(Query::Path(dir))?;
         let path: Option<Vec<i64>> = self.client.query_one(&statement, &[&a, &b])?.get(0);
         match path {
             // The search starts from $1 whether or not it is stored.
             None => self.no_path(a, b),
             Some(path) if path.len() == 1 && !self.known_ends(a, b)? => Ok(Reply::UnknownVertex),
-            Some(path) => Ok(Reply::Path(
-                path.into_iter()
-                    .map(vertex)
-                    .collect::<anyhow::Result<_>>()?,
-            )),
+            Some(path) => Ok(Reply::Path(path.into_iter().map(vertex_id).collect())),
         }
     }
 }
