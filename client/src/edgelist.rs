@@ -414,9 +414,9 @@ pub enum LineError {
     )]
     TabSeparated,
     #[error(
-        "expected two vertex ids separated by spaces or tabs, found a comma: a file named \
-         otherwise than .csv (or .csv.gz) is read as SNAP text; name a CSV file .csv (`graph \
-         load --format csv` reads any file, and standard input, as CSV)"
+        "expected two vertex ids separated by spaces or tabs, found a comma: this is read as \
+         SNAP text (the layout of a file not named .csv or .csv.gz, and of standard input); \
+         name a CSV file .csv, or pass `graph load --format csv`"
     )]
     CommaSeparated,
     /// A line that another separator than the file's splits: `found` names it, `rule` says
@@ -432,10 +432,10 @@ pub enum LineError {
     /// or a SNAP temporal network's timestamps: which they are is not written in the line, so
     /// none is guessed.
     #[error(
-        "expected two vertex ids, found {0} fields: SNAP text (a file not named .csv) holds one \
-         edge per line, and a third column (a KONECT weight, a timestamp) is not read. To load \
-         the edges alone, keep the first two columns (`awk '{{print $1, $2}}'`); to load \
-         weights, write `src,dst,,weight` rows to a .csv file"
+        "expected two vertex ids, found {0} fields: this is read as SNAP text, one edge per \
+         line, whose third column (a KONECT weight, a timestamp) is not read. To load the \
+         edges alone, keep the first two columns (`awk '{{print $1, $2}}'`); to load weights, \
+         write `src,dst,,weight` rows as CSV (a .csv file, or `graph load --format csv`)"
     )]
     ExtraColumns(usize),
     #[error("a double quote out of place: quote a whole field, and double the quotes inside it")]
@@ -836,8 +836,9 @@ fn separator_hint(problem: LineError, line: &[u8], format: Format, vertices: boo
     const CSV_RULE: &str = "a CSV file's fields are separated by commas";
     const SPREADSHEET_RULE: &str = "a CSV file's fields are separated by commas (a spreadsheet \
                                     set to some languages writes `;`: save the file with commas)";
-    const SNAP_RULE: &str = "a file named otherwise than .csv (or .csv.gz) is read as SNAP text, \
-                             whose fields are separated by spaces or tabs";
+    const SNAP_RULE: &str = "this is read as SNAP text (the layout of a file not named .csv or \
+                             .csv.gz, and of standard input), whose fields are separated by \
+                             spaces or tabs; `graph load --format csv` reads CSV";
     let one_field = matches!(
         problem,
         LineError::TooFewFields(1) | LineError::NotIdAndLabel(1) | LineError::UnknownColumns { .. }

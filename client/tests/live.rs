@@ -325,8 +325,6 @@ fn what_could_not_work_is_refused_before_it_is_sent() {
     assert_eq!(db.info().unwrap().edges, 1);
 }
 
-/// Dropping a `Watch` ends its subscription and takes its callbacks off the shared connection:
-/// its rows leave the client cache, and a watch of another vertex sees only that vertex.
 /// A fresh database has its `graph_meta` row (empty, version 0) from the start, so that an
 /// application's `on_update` sees the first write as it sees every later one (the README's
 /// example registers only `on_update`).
@@ -350,6 +348,8 @@ fn a_fresh_graph_has_its_meta_row_and_the_first_write_updates_it() {
     assert_eq!(updates.recv_timeout(WAIT), Ok((0, 1, 1)));
 }
 
+/// Dropping a `Watch` ends its subscription and takes its callbacks off the shared connection:
+/// its rows leave the client cache, and a watch of another vertex sees only that vertex.
 #[test]
 fn a_dropped_watch_ends_its_subscription() {
     let host = TestHost::start();

@@ -210,8 +210,10 @@ pub(crate) fn save_meta(
 ) {
     let previous = meta.version;
     meta.version += 1;
-    // Only this function stores the row, always with a version above 0: a version read as 0
-    // may be the default of a database that has none yet.
+    // Besides `init`'s empty row at version 0, only this function stores the row, always with
+    // a version above 0. A version read as 0 is the empty row, or the default of a database
+    // created by a module version before `init` stored it, which has no row until this inserts
+    // one.
     if previous > 0 || ctx.db.graph_meta().id().find(0).is_some() {
         crate::rows::update(&ctx.db.graph_meta().id(), &meta);
     } else {

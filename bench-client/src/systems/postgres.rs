@@ -586,7 +586,11 @@ impl Postgres {
                 path: path.into_iter().map(vertex_id).collect(),
                 weight,
             }),
-            (Some(path), None) => bail!("weighted path {a} → {b}: {path:?} without a weight"),
+            (Some(path), None) => {
+                let path: Vec<u64> = path.into_iter().map(vertex_id).collect();
+                let (a, b) = (vertex_id(a), vertex_id(b));
+                bail!("weighted path {a} → {b}: {path:?} without a weight")
+            }
         }
     }
 

@@ -13,7 +13,8 @@ use rand_chacha::ChaCha8Rng;
 
 /// One past 32 bits, and far beyond.
 pub const BIG: u64 = 9_000_000_000;
-/// No vertex has these ids; the second one fits no signed 64-bit store.
+/// No vertex has these ids; the second one is stored as -1 by the peers, whose integers are
+/// signed (`system::stored_id`).
 const UNKNOWN: [u64; 2] = [7, u64::MAX];
 
 /// Sparse ids, a 3-cycle 10 → 20 → 30 → 10 with the opposite arc 20 → 10, a tail 10 → 40 → 50

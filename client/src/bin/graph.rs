@@ -279,14 +279,14 @@ enum Command {
 /// The edge and vertex labels a query follows.
 #[derive(Debug, Clone, clap::Args)]
 struct Labels {
-    /// Follow only edges with one of these labels (comma-separated, spaces around each name
-    /// ignored, as a CSV file's unquoted fields; an empty name: unlabelled edges). By default
-    /// every edge.
+    /// Follow only edges with one of these labels (comma-separated, spaces and tabs around
+    /// each name ignored, as around a CSV file's unquoted fields; an empty name: unlabelled
+    /// edges). By default every edge.
     #[arg(long = "labels", value_delimiter = ',')]
     names: Vec<String>,
-    /// Enter only vertices with one of these labels (comma-separated, spaces around each name
-    /// ignored; an empty name: unlabelled vertices; the start always passes). By default every
-    /// vertex.
+    /// Enter only vertices with one of these labels (comma-separated, spaces and tabs around
+    /// each name ignored; an empty name: unlabelled vertices; the start always passes). By
+    /// default every vertex.
     #[arg(long = "vertex-labels", value_delimiter = ',')]
     vertex_names: Vec<String>,
     /// One more edge label to follow, taken whole: for a name with a comma or spaces around it
@@ -303,7 +303,7 @@ impl Labels {
     /// Calls `query` with the [`Follow`] these names make.
     fn with<T>(&self, query: impl FnOnce(Follow) -> T) -> T {
         fn strs<'a>(split: &'a [String], whole: &'a [String]) -> Vec<&'a str> {
-            let split = split.iter().map(|name| name.trim_matches(' '));
+            let split = split.iter().map(|name| name.trim_ascii());
             split.chain(whole.iter().map(String::as_str)).collect()
         }
         let edges = strs(&self.names, &self.whole_names);
@@ -1440,10 +1440,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     n_edges(info.edges),
                     info.version,
                     count_of(full.policy.max_snapshots as usize, "instance", "instances"),
-                    if full.policy.build_for_small_traversals {
-                        ", small traversals build one too"
-                    } else {
-                        ", only large BFS build one"
+                    match (
+                        full.policy.max_snapshots,
+                        full.policy.build_for_small_traversals
+                    ) {
+                        (0, _) => "",
+                        (_, true) => ", small traversals build one too",
+                        (_, false) => ", only large BFS build one",
                     }
                 );
                 if let Some(b) = &full.bulk_load {
