@@ -551,8 +551,9 @@ fn peers_run_side_by_side_with_verified_answers() {
         "{md}"
     );
 
-    // Ids at and above 2^63, which the peers' signed integers hold as their 64 bits: every peer
-    // loads them and answers every workload it has, weighted paths included.
+    // Ids at and above 2^63, which the peers' signed integers hold as their 64 bits, and labels
+    // that are no plain names (each peer quotes them): every peer loads them and answers every
+    // workload it has, weighted paths included.
     let high = tempfile::tempdir().unwrap();
     let ids: Vec<u64> = (0..24u64)
         .map(|i| match i % 3 {
@@ -561,11 +562,21 @@ fn peers_run_side_by_side_with_verified_answers() {
             _ => i64::MAX as u64 - i,
         })
         .collect();
+    let labels = [
+        "",
+        "knows well",
+        "\"a,b\"",
+        "\"say \"\"hi\"\"\"",
+        "café",
+        "MATCH",
+    ];
     let mut csv = String::from("src,dst,label,weight\n");
     for (i, pair) in ids.windows(2).enumerate() {
-        csv += &format!("{},{},,{}\n", pair[0], pair[1], 1 + i % 4);
+        let label = labels[i % labels.len()];
+        csv += &format!("{},{},{label},{}\n", pair[0], pair[1], 1 + i % 4);
         if i % 5 == 0 {
-            csv += &format!("{},{},,{}\n", pair[1], ids[(i * 7) % ids.len()], 2 + i % 3);
+            let (src, dst) = (pair[1], ids[(i * 7) % ids.len()]);
+            csv += &format!("{src},{dst},{},{}\n", labels[i % 3], 2 + i % 3);
         }
     }
     let file = high.path().join("high-ids.csv");

@@ -231,7 +231,8 @@ impl FalkorDb {
             if !label.is_empty() {
                 let label = label_type(label)?;
                 if !by_label.contains_key(label) {
-                    by_label.insert(label, csv(&format!("label-{label}.csv"), "src,dst")?);
+                    let file = format!("label-{}.csv", by_label.len());
+                    by_label.insert(label, csv(&file, "src,dst")?);
                 }
                 writeln!(by_label.get_mut(label).expect("just inserted").1, "{s},{d}")?;
             }
@@ -462,13 +463,14 @@ fn bfs_type(dir: Direction) -> &'static str {
     }
 }
 
-/// The relationship type of a label (`l0`, ...): checked, since a type cannot be a parameter.
+/// The relationship type of a label: the label itself, which the queries quote (`` `a b` ``),
+/// except `E` and `R`, the types of every arc and its reverse copy, and a label with a
+/// backtick, which FalkorDB's Cypher cannot quote.
 fn label_type(label: &str) -> Result<&str> {
     ensure!(
-        label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && label.starts_with(|c: char| c.is_ascii_alphabetic())
-            && !matches!(label, "E" | "R"),
-        "label `{label}` is not a plain FalkorDB relationship type other than E and R"
+        !label.contains('`') && !matches!(label, "E" | "R"),
+        "label `{label}` cannot be a FalkorDB relationship type here (a backtick cannot be \
+         quoted, and E and R are the types of every arc and its reverse copy)"
     );
     Ok(label)
 }
@@ -750,7 +752,7 @@ impl FalkorDb {
         ensure!(!labels.is_empty(), "a label-filtered BFS without a label");
         let types = labels
             .iter()
-            .map(|l| label_type(l))
+            .map(|l| label_type(l).map(|t| format!("`{t}`")))
             .collect::<Result<Vec<_>>>()?
             .join("|");
         let (left, right) = match dir {

@@ -258,12 +258,12 @@ impl System for Kuzu {
         let e_csv = dir.path().join("e.csv");
         let mut out = BufWriter::new(std::fs::File::create(&e_csv)?);
         for (i, &(s, d)) in edges.iter().enumerate() {
-            // An empty field is NULL: no label. The weight's f32 value, written exactly.
-            let label = attrs.label(i);
-            ensure!(
-                label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-                "label `{label}` is not a plain CSV field"
-            );
+            // An empty field is NULL: no label; a label is quoted, its quotes doubled, so that
+            // any name reads back as written. The weight's f32 value, written exactly.
+            let label = match attrs.label(i) {
+                "" => String::new(),
+                label => format!("\"{}\"", label.replace('"', "\"\"")),
+            };
             let weight = attrs.weight(i) as f64;
             writeln!(out, "{},{},{weight},{label}", stored_id(s), stored_id(d))?;
         }

@@ -44,9 +44,9 @@ pub struct Neo4j {
     /// Where the server is, for [`System::another_client`].
     url: String,
     tuned: bool,
-    /// The relationship types the loaded graph uses, e.g. `E` or `l0|l1|l2|l3`: what an
+    /// The relationship types the loaded graph uses, e.g. `E` or `l0`, `l1`, `l2`: what an
     /// unfiltered traversal follows.
-    types: String,
+    types: Vec<String>,
 }
 
 impl Neo4j {
@@ -70,7 +70,7 @@ impl Neo4j {
             graph,
             url: bolt_url.to_string(),
             tuned,
-            types: "E".to_string(),
+            types: vec!["E".to_string()],
         };
         neo4j.one_row(query("RETURN 1 AS one")).with_context(|| {
             format!(
@@ -138,25 +138,53 @@ fn arrows(dir: Direction) -> (&'static str, &'static str) {
     }
 }
 
-/// APOC's relationship filter for the relationship types `types` (`a|b`) walked in `dir`.
-fn apoc_filter(types: &str, dir: Direction) -> String {
-    let each = |t: &str| match dir {
-        Direction::Out => format!("{t}>"),
-        Direction::In => format!("<{t}"),
-        Direction::Both => t.to_string(),
+/// APOC's relationship filter for the relationship types `types` walked in `dir` (`a>|b>`), or
+/// for every type (`None`: `>`). Its syntax quotes nothing, so a type with `|` in it, or one
+/// that starts with `<` or ends with `>`, cannot be named there (nor, for
+/// `apoc.path.subgraphNodes`, some others: names with spaces or commas were passed over), so
+/// an unfiltered traversal names none.
+fn apoc_filter(types: Option<&[String]>, dir: Direction) -> Result<String> {
+    let Some(types) = types else {
+        return Ok(match dir {
+            Direction::Out => ">",
+            Direction::In => "<",
+            Direction::Both => "",
+        }
+        .to_string());
     };
-    types.split('|').map(each).collect::<Vec<_>>().join("|")
+    let each = |t: &String| {
+        anyhow::ensure!(
+            !t.contains('|') && !t.starts_with('<') && !t.ends_with('>'),
+            "relationship type `{t}` cannot be named in APOC's relationship filter"
+        );
+        Ok(match dir {
+            Direction::Out => format!("{t}>"),
+            Direction::In => format!("<{t}"),
+            Direction::Both => t.clone(),
+        })
+    };
+    Ok(types
+        .iter()
+        .map(each)
+        .collect::<Result<Vec<_>>>()?
+        .join("|"))
 }
 
-/// The relationship type of an edge labelled `label` (`""`: none).
+/// `types` as a Cypher relationship pattern's alternatives, each quoted: `` `a`|`b c` ``.
+fn cypher_types(types: &[String]) -> String {
+    let quoted = |t: &String| format!("`{}`", t.replace('`', "``"));
+    types.iter().map(quoted).collect::<Vec<_>>().join("|")
+}
+
+/// The relationship type of an edge labelled `label` (`""`: none): the label itself, which
+/// every query quotes, except `E`, the type of the unlabelled edges.
 fn rel_type(label: &str) -> Result<&str> {
     if label.is_empty() {
         return Ok("E");
     }
     anyhow::ensure!(
-        label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && label.starts_with(|c: char| c.is_ascii_alphabetic()),
-        "label `{label}` is not a plain Neo4j relationship type"
+        label != "E",
+        "label `E` is the relationship type of the unlabelled edges here"
     );
     Ok(label)
 }
@@ -266,7 +294,8 @@ impl System for Neo4j {
                     query(&format!(
                         "UNWIND range(0, size($edges) - 1) AS i WITH i, $edges[i] AS e \
                          MATCH (a:V {{id: e[0]}}) MATCH (b:V {{id: e[1]}}) \
-                         CREATE (a)-[:{t}{set}]->(b)"
+                         CREATE (a)-[:{t}{set}]->(b)",
+                        t = cypher_types(&[t.to_string()])
                     ))
                     .param("edges", pairs)
                     .param("w", weights),
@@ -291,7 +320,7 @@ impl System for Neo4j {
             let n: u64 = self.required(
                 query(&format!(
                     "MATCH ()-[r:{}]->() RETURN count(r) AS c",
-                    rel_type(&t)?
+                    cypher_types(std::slice::from_ref(&t))
                 )),
                 "c",
             )?;
@@ -301,9 +330,9 @@ impl System for Neo4j {
         }
         types.sort_unstable();
         self.types = if types.is_empty() {
-            "E".to_string()
+            vec!["E".to_string()]
         } else {
-            types.join("|")
+            types
         };
         // Both answered from Neo4j's count store, without a scan.
         let nodes: u64 = self.required(query("MATCH (n) RETURN count(n) AS c"), "c")?;
@@ -346,7 +375,7 @@ impl System for Neo4j {
                     .iter()
                     .map(|l| rel_type(l).map(str::to_string))
                     .collect::<Result<Vec<_>>>()?;
-                self.bfs_over(start, dir, max_depth, &types.join("|"))?
+                self.bfs_over(start, dir, max_depth, Some(&types))?
             }
             system::Query::WeightedPath {
                 source,
@@ -411,7 +440,7 @@ impl Neo4j {
             query(&format!(
                 "MATCH (s:V {{id: $id}}) \
                  RETURN COUNT {{ MATCH (s){left}[:{types}]{right}(n) RETURN DISTINCT n }} AS c",
-                types = self.types
+                types = cypher_types(&self.types)
             ))
             .param("id", stored_id(v)),
             "c",
@@ -420,17 +449,16 @@ impl Neo4j {
     }
 
     fn bfs(&self, start: u64, dir: Direction, max_depth: Option<u32>) -> Result<Reply> {
-        let types = self.types.clone();
-        self.bfs_over(start, dir, max_depth, &types)
+        self.bfs_over(start, dir, max_depth, None)
     }
 
-    /// BFS over the relationships of `types` (`a|b`).
+    /// BFS over the relationships of `types`, or of every type the store has (`None`).
     fn bfs_over(
         &self,
         start: u64,
         dir: Direction,
         max_depth: Option<u32>,
-        types: &str,
+        types: Option<&[String]>,
     ) -> Result<Reply> {
         let q = if self.tuned {
             // maxLevel -1: unbounded. subgraphNodes visits each node once (NODE_GLOBAL) and
@@ -441,7 +469,7 @@ impl Neo4j {
                  CALL apoc.path.subgraphNodes(s, {relationshipFilter: $filter, maxLevel: $max}) \
                  YIELD node RETURN count(node) AS c",
             )
-            .param("filter", apoc_filter(types, dir))
+            .param("filter", apoc_filter(types, dir)?)
             .param("max", max_level)
         } else {
             let (left, right) = arrows(dir);
@@ -450,7 +478,8 @@ impl Neo4j {
             let depth = max_depth.map_or(String::new(), |d| d.to_string());
             query(&format!(
                 "MATCH (s:V {{id: $id}}) MATCH (s){left}[:{types}*0..{depth}]{right}(n) \
-                 RETURN count(DISTINCT n) AS c"
+                 RETURN count(DISTINCT n) AS c",
+                types = cypher_types(types.unwrap_or(&self.types))
             ))
         };
         // The aggregate returns one row even when `start` is unknown; a known start always
@@ -472,7 +501,7 @@ impl Neo4j {
                 "MATCH (a:V {{id: $a}}) MATCH (b:V {{id: $b}}) \
                  OPTIONAL MATCH p = shortestPath((a){left}[:{types}*0..]{right}(b)) \
                  RETURN [n IN nodes(p) | toString(n.id)] AS ids",
-                types = self.types
+                types = cypher_types(&self.types)
             ))
             .param("a", stored_id(a))
             .param("b", stored_id(b)),
@@ -496,7 +525,7 @@ impl Neo4j {
             )
             .param("a", stored_id(a))
             .param("b", stored_id(b))
-            .param("filter", apoc_filter(&self.types, dir)),
+            .param("filter", apoc_filter(Some(&self.types), dir)?),
         )?;
         if let Some(row) = row {
             let ids: Vec<String> = row.get("ids")?;
