@@ -417,6 +417,15 @@ fn small_benchmark_runs_verified_and_reports() {
 
 #[test]
 fn peers_run_side_by_side_with_verified_answers() {
+    /// The report's modes of the systems both runs measure.
+    const PEER_RUN_MODES: [&str; 6] = [
+        "stage2",
+        "neo4j",
+        "neo4j-apoc",
+        "postgres",
+        "kuzu",
+        "falkordb",
+    ];
     let host = TestHost::start();
     let neo4j = PeerServer::start(
         "neo4j",
@@ -485,14 +494,7 @@ fn peers_run_side_by_side_with_verified_answers() {
             )
         })
         .collect();
-    for mode in [
-        "stage2",
-        "neo4j",
-        "neo4j-apoc",
-        "postgres",
-        "kuzu",
-        "falkordb",
-    ] {
+    for mode in PEER_RUN_MODES {
         for workload in ["neighbors", "bfs", "bfs-depth", "path"] {
             assert!(
                 rows.contains(&(workload.to_string(), mode.to_string())),
@@ -615,14 +617,7 @@ fn peers_run_side_by_side_with_verified_answers() {
                 .starts_with(&format!("{system} skips wpath"))
         })
     };
-    for mode in [
-        "stage2",
-        "neo4j",
-        "neo4j-apoc",
-        "postgres",
-        "kuzu",
-        "falkordb",
-    ] {
+    for mode in PEER_RUN_MODES {
         for workload in ["neighbors", "bfs", "bfs-depth", "path", "wpath"] {
             // Plain Cypher has no weighted shortest path, nor FalkorDB before 4.20: each says
             // so in the report's systems.
