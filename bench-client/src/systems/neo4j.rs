@@ -170,10 +170,18 @@ fn apoc_filter(types: Option<&[String]>, dir: Direction) -> Result<String> {
         .join("|"))
 }
 
+/// A relationship type quoted for Cypher: `` `b c` ``.
+fn quoted(t: &str) -> String {
+    format!("`{}`", t.replace('`', "``"))
+}
+
 /// `types` as a Cypher relationship pattern's alternatives, each quoted: `` `a`|`b c` ``.
 fn cypher_types(types: &[String]) -> String {
-    let quoted = |t: &String| format!("`{}`", t.replace('`', "``"));
-    types.iter().map(quoted).collect::<Vec<_>>().join("|")
+    types
+        .iter()
+        .map(|t| quoted(t))
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 /// The relationship type of an edge labelled `label` (`""`: none): the label itself, which
@@ -295,7 +303,7 @@ impl System for Neo4j {
                         "UNWIND range(0, size($edges) - 1) AS i WITH i, $edges[i] AS e \
                          MATCH (a:V {{id: e[0]}}) MATCH (b:V {{id: e[1]}}) \
                          CREATE (a)-[:{t}{set}]->(b)",
-                        t = cypher_types(&[t.to_string()])
+                        t = quoted(t)
                     ))
                     .param("edges", pairs)
                     .param("w", weights),
@@ -320,7 +328,7 @@ impl System for Neo4j {
             let n: u64 = self.required(
                 query(&format!(
                     "MATCH ()-[r:{}]->() RETURN count(r) AS c",
-                    cypher_types(std::slice::from_ref(&t))
+                    quoted(&t)
                 )),
                 "c",
             )?;
