@@ -164,7 +164,7 @@ pub fn run_cell(
                 in_flight: 1,
                 bulk,
             },
-            |p| calls += matches!(p, LoadProgress::Edges(_)) as u64,
+            |p| calls += matches!(p, LoadProgress::Edges { .. }) as u64,
         )
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let seconds = started.elapsed().as_secs_f64();

@@ -16,6 +16,7 @@ use spacetimedb_sdk::__codegen::__sats;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 pub use crate::module_bindings::{
@@ -90,11 +91,13 @@ impl fmt::Display for GraphError {
 
 /// A load that stopped part-way.
 #[derive(Debug, Error)]
-#[error("{source}\n{acknowledged} edges of this load were acknowledged by the server")]
+#[error("{source}\n{durable} edges of this load are stored durably")]
 pub struct LoadError {
     /// Edges, from the start of the list given to [`GraphDb::load`], whose calls the server
-    /// acknowledged: they are stored (a call that failed may or may not have been).
-    pub acknowledged: usize,
+    /// acknowledged and that are known to be durable (see [`LoadProgress::Edges`]): a server
+    /// that crashed and restarted still has them, so a resumed load may skip them. A call that
+    /// failed may or may not have stored its edges.
+    pub durable: usize,
     /// Times the failed batch was sent again after a transient failure (a dropped connection)
     /// before the load gave up; 0 when it failed for good at once.
     pub retries: u32,
@@ -174,8 +177,12 @@ pub enum LoadProgress {
     BulkLoad { certain: bool },
     /// The bulk load is finished: the graph answers queries again.
     BulkLoadFinished,
-    /// Edges acknowledged so far.
-    Edges(usize),
+    /// Edges acknowledged so far, and how many of those are known to be durable. They differ
+    /// where an acknowledgement may come before the write is durable, and a crash of the
+    /// server could still undo it: over HTTP (the official call route answers once a reducer
+    /// commits) and over a WebSocket without confirmed reads. There the load confirms the
+    /// durable count with a confirmed read about once a second, and at the end.
+    Edges { acknowledged: usize, durable: usize },
     /// A bulk load's vertex rows are written for every id below `below`, of ids up to `last`.
     VertexRows { below: u64, last: u64 },
 }
@@ -417,6 +424,25 @@ impl GraphDb {
     /// The database's name (or identity).
     pub fn database(&self) -> &str {
         &self.database
+    }
+
+    /// Whether a write's answer may come before the write is durable, so that a crash of the
+    /// server right after it could undo it: over HTTP (the official call route answers once a
+    /// reducer commits; graph-host waits) and over a WebSocket without confirmed reads.
+    fn acks_may_precede_durability(&self) -> bool {
+        match &self.transport {
+            Transport::Http => true,
+            Transport::Ws(link) => link.confirmed() == Some(false),
+        }
+    }
+
+    /// Returns once every write the server had committed when it received this call is
+    /// durable: a confirmed read (SQL, which the server answers only once the state it read is
+    /// durable, official or graph-host).
+    pub fn wait_durable(&self) -> Result<(), ClientError> {
+        self.server
+            .sql_confirmed(&self.database, "SELECT version FROM graph_meta")?;
+        Ok(())
     }
 
     /// The open WebSocket connection, for subscriptions (`None` over HTTP).
@@ -892,7 +918,8 @@ impl GraphDb {
     /// the table.
     ///
     /// On failure the error says how many edges, from the start of `edges`, the server
-    /// acknowledged: those are stored, and a resumed load may skip exactly that many.
+    /// acknowledged and are known durable (see [`LoadProgress::Edges`]): those are stored, and
+    /// a resumed load may skip exactly that many.
     pub fn load(
         &self,
         edges: &EdgeList,
@@ -903,8 +930,8 @@ impl GraphDb {
 
     /// [`GraphDb::load`] as `plan` says. With several calls out at once, the module runs them
     /// in the order sent; a failed call stops the load once the calls sent after it have been
-    /// answered, and a transient failure (a dropped connection) is retried from the first
-    /// unacknowledged edge. A call sent after the one that failed may have stored its edges,
+    /// answered, and a transient failure (a dropped connection) is retried from the first edge
+    /// not known durable. A call sent after the one that failed may have stored its edges,
     /// which a resumed load sends again, changing nothing. A bulk load (see [`LoadPlan::bulk`])
     /// that stops part-way stays under way: loading again continues and finishes it.
     pub fn load_with(
@@ -914,8 +941,8 @@ impl GraphDb {
         mut progress: impl FnMut(LoadProgress),
     ) -> Result<LoadOutcome, LoadError> {
         let mut attempt = 0;
-        let failed = |acknowledged, retries, source| LoadError {
-            acknowledged,
+        let failed = |durable, retries, source| LoadError {
+            durable,
             retries,
             source,
         };
@@ -942,6 +969,8 @@ impl GraphDb {
         }
         // Calls whose answer was lost: each may have committed, and bumped the version.
         let mut unknown = 0u64;
+        let mut durable = DurableMark::new(self.acks_may_precede_durability());
+        let confirm = || self.wait_durable();
         while acknowledged < edges.len() {
             while in_flight.len() < window && sent < edges.len() {
                 let end = batch_end(edges, sent, plan.batch, http);
@@ -949,12 +978,19 @@ impl GraphDb {
                 sent = end;
             }
             let (end, call) = in_flight.pop_front().expect("a call is out");
-            match call.and_then(ReducerInFlight::wait) {
+            let answered = call.and_then(ReducerInFlight::wait);
+            let call_failed = answered.is_err();
+            if !call_failed {
+                succeeded += 1;
+                acknowledged = end;
+            }
+            match answered.and_then(|()| durable.acknowledged(end, confirm)) {
                 Ok(()) => {
-                    succeeded += 1;
                     attempt = 0;
-                    acknowledged = end;
-                    progress(LoadProgress::Edges(acknowledged));
+                    progress(LoadProgress::Edges {
+                        acknowledged,
+                        durable: durable.at,
+                    });
                 }
                 Err(e) => {
                     // The calls sent after it still run; their outcome changes nothing here
@@ -966,12 +1002,20 @@ impl GraphDb {
                             Err(_) => {}
                         }
                     }
-                    if attempt == 3 || !is_transient(&e) {
-                        return Err(failed(acknowledged, attempt, e));
+                    if !is_transient(&e) {
+                        // The server answers: what it acknowledged can be confirmed now.
+                        let _ = durable.finished(acknowledged, confirm);
+                        return Err(failed(durable.at, attempt, e));
                     }
-                    unknown += 1;
+                    if attempt == 3 {
+                        return Err(failed(durable.at, attempt, e));
+                    }
+                    unknown += u64::from(call_failed);
                     attempt += 1;
                     std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
+                    // A server that restarted meanwhile may have lost what it acknowledged
+                    // after the durable mark: send it again (edges are a set).
+                    acknowledged = durable.at;
                     sent = acknowledged;
                 }
             }
@@ -984,7 +1028,7 @@ impl GraphDb {
                     })
                     .map_err(|e| {
                         perhaps_under_way(&e, &mut progress);
-                        failed(acknowledged, attempt, e)
+                        failed(durable.at, attempt, e)
                     })?;
                 progress(LoadProgress::BulkLoadFinished);
                 calls
@@ -992,7 +1036,11 @@ impl GraphDb {
             false => 0,
         };
         succeeded += finish_calls;
-        let after = self.info().map_err(|e| failed(acknowledged, attempt, e))?;
+        // What the outcome reports is durable, the bulk load's end included.
+        durable
+            .finished(acknowledged, confirm)
+            .map_err(|e| failed(durable.at, attempt, e))?;
+        let after = self.info().map_err(|e| failed(durable.at, attempt, e))?;
         Ok(LoadOutcome {
             sent: edges.len() as u64,
             new_edges: after.edges.saturating_sub(before.edges),
@@ -1752,6 +1800,58 @@ fn perhaps_under_way(e: &ClientError, progress: &mut impl FnMut(LoadProgress)) {
 }
 
 /// Failures worth retrying: the connection dropped, or the server was briefly unavailable.
+/// How many of a load's acknowledged edges are known to be durable. Where every answer comes
+/// once its write is durable (a WebSocket with confirmed reads, the server's default), all of
+/// them; elsewhere those a confirmed read has followed, made at most once per
+/// [`DurableMark::EVERY`] and when the load ends.
+struct DurableMark {
+    /// Whether answers may come before durability, so that confirmed reads are needed.
+    confirm: bool,
+    /// Edges known durable.
+    at: usize,
+    /// When the last confirmed read (or the load) began.
+    confirmed: Instant,
+}
+
+impl DurableMark {
+    const EVERY: Duration = Duration::from_secs(1);
+
+    fn new(confirm: bool) -> Self {
+        Self {
+            confirm,
+            at: 0,
+            confirmed: Instant::now(),
+        }
+    }
+
+    /// The edges up to `end` are acknowledged: durable now, or once a confirmed read is due.
+    fn acknowledged(
+        &mut self,
+        end: usize,
+        confirm: impl FnOnce() -> Result<(), ClientError>,
+    ) -> Result<(), ClientError> {
+        match self.confirm && self.confirmed.elapsed() < Self::EVERY {
+            true => Ok(()),
+            false => self.finished(end, confirm),
+        }
+    }
+
+    /// The edges up to `end` are acknowledged and nothing more will be: confirms them now.
+    fn finished(
+        &mut self,
+        end: usize,
+        confirm: impl FnOnce() -> Result<(), ClientError>,
+    ) -> Result<(), ClientError> {
+        if self.confirm {
+            let began = Instant::now();
+            confirm()?;
+            self.confirmed = began;
+        }
+        self.at = end;
+        Ok(())
+    }
+}
+
 fn is_transient(e: &ClientError) -> bool {
     match e {
         ClientError::Server(ServerError::Unreachable { .. } | ServerError::NoAnswer { .. }) => true,
@@ -1768,6 +1868,37 @@ mod tests {
 
     /// A refusal is a `std::error::Error`, so that it passes through `?` into `Box<dyn Error>`
     /// (or `anyhow`), also from code that calls the generated bindings directly.
+    /// Where answers may come before durability, the mark moves only with a confirmed read:
+    /// at most once a second, always at the end, never past a read that failed.
+    #[test]
+    fn the_durable_mark_follows_confirmed_reads() {
+        let never = || -> Result<(), ClientError> { panic!("no confirmed read is due") };
+        let ok = || Ok(());
+        let down = || {
+            Err(ClientError::Server(ServerError::NoAnswer {
+                what: "SQL on `graph`".into(),
+                message: "connection reset".into(),
+            }))
+        };
+        // Confirmed reads on the connection: every acknowledgement is durable.
+        let mut mark = DurableMark::new(false);
+        mark.acknowledged(10, never).unwrap();
+        assert_eq!(mark.at, 10);
+
+        let mut mark = DurableMark::new(true);
+        mark.acknowledged(10, never).unwrap();
+        assert_eq!(mark.at, 0, "a second has not passed");
+        mark.confirmed -= DurableMark::EVERY;
+        assert!(mark.acknowledged(20, down).is_err());
+        assert_eq!(mark.at, 0, "the read failed");
+        mark.acknowledged(30, ok).unwrap();
+        assert_eq!(mark.at, 30);
+        mark.acknowledged(40, never).unwrap();
+        assert_eq!(mark.at, 30);
+        mark.finished(50, ok).unwrap();
+        assert_eq!(mark.at, 50);
+    }
+
     #[test]
     fn a_refusal_passes_through_question_mark() {
         fn refused() -> Result<(), Box<dyn std::error::Error>> {

@@ -319,11 +319,30 @@ impl Server {
 
     /// `POST /v1/database/:db/sql`: the rows of each statement's result.
     pub fn sql(&self, database: &str, query: &str) -> Result<Vec<SqlResult>, ServerError> {
+        self.sql_at(database, query, "")
+    }
+
+    /// [`Server::sql`] with confirmed reads asked for (`?confirmed=true`, the default of 2.x
+    /// servers, said explicitly): the answer comes once the state it read is durable.
+    pub fn sql_confirmed(
+        &self,
+        database: &str,
+        query: &str,
+    ) -> Result<Vec<SqlResult>, ServerError> {
+        self.sql_at(database, query, "?confirmed=true")
+    }
+
+    fn sql_at(
+        &self,
+        database: &str,
+        query: &str,
+        params: &str,
+    ) -> Result<Vec<SqlResult>, ServerError> {
         let what = format!("SQL on `{database}`");
         let req = self
             .request(
                 reqwest::Method::POST,
-                &format!("/v1/database/{database}/sql"),
+                &format!("/v1/database/{database}/sql{params}"),
             )
             .body(query.to_string());
         let resp = self.check(&what, Some(database), self.send(&what, req)?)?;

@@ -518,6 +518,11 @@ impl WsLink {
         self.drive
     }
 
+    /// The `confirmed` query parameter the connection asks for (`None`: the server's default).
+    pub fn confirmed(&self) -> Option<bool> {
+        self.confirmed
+    }
+
     pub fn url(&self) -> &str {
         &self.url
     }

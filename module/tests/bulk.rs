@@ -429,7 +429,10 @@ fn a_load_reports_its_bulk_load_finished_before_its_last_call() {
         ..LoadPlan::default()
     };
     let failure = db.load_with(&edges, plan, |p| {
-        if !matches!(p, LoadProgress::Edges(_) | LoadProgress::VertexRows { .. }) {
+        if !matches!(
+            p,
+            LoadProgress::Edges { .. } | LoadProgress::VertexRows { .. }
+        ) {
             reports.push(p);
         }
         if p == LoadProgress::BulkLoadFinished {

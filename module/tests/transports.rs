@@ -379,7 +379,7 @@ fn a_load_refused_part_way_names_what_is_stored() {
             ..LoadPlan::default()
         };
         let failure = db.load_with(&edges, plan, |_| {}).unwrap_err();
-        assert_eq!(failure.acknowledged, 4 * BATCH, "{transport:?}: {failure}");
+        assert_eq!(failure.durable, 4 * BATCH, "{transport:?}: {failure}");
         assert!(
             failure.to_string().contains("exists with"),
             "{transport:?}: {failure}"
@@ -414,7 +414,7 @@ fn a_load_refused_part_way_names_what_is_stored() {
         // Without the conflicting edge, loading from the acknowledged point completes it.
         db.remove_edges(&[9_500], &[9_501]).unwrap();
         let mut rest = edges.clone();
-        rest.skip_first(failure.acknowledged);
+        rest.skip_first(failure.durable);
         let outcome = db.load_with(&rest, plan, |_| {}).unwrap();
         assert_eq!(outcome.already_present(), next as u64, "{transport:?}");
         assert!(!outcome.others_wrote, "{transport:?}");

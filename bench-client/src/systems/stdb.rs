@@ -265,7 +265,7 @@ impl System for SpacetimeDb {
         let mut edges_stored = None;
         let outcome = self.db.load_with(&edges, self.load_plan, |p| match p {
             LoadProgress::BulkLoad { .. } | LoadProgress::BulkLoadFinished => {}
-            LoadProgress::Edges(n) => progress(n),
+            LoadProgress::Edges { acknowledged, .. } => progress(acknowledged),
             LoadProgress::VertexRows { .. } => {
                 edges_stored.get_or_insert_with(|| started.elapsed());
             }

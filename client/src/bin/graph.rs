@@ -497,14 +497,15 @@ fn run_watch(
     Ok(())
 }
 
-/// What the server acknowledged of a load, in the order `graph load` sends the edges.
+/// What the server acknowledged of a load as stored durably, in the order `graph load` sends
+/// the edges.
 fn acknowledged_text(at: usize, total: usize) -> String {
     match at {
         0 if total == 1 => "the server did not acknowledge the edge".to_string(),
         0 => format!("the server acknowledged none of the {total} edges"),
         _ => format!(
-            "the server acknowledged the first {at} of the {total} edges, in the order `graph \
-             load` sends them"
+            "the server acknowledged the first {at} of the {total} edges as stored durably, in \
+             the order `graph load` sends them"
         ),
     }
 }
@@ -910,13 +911,25 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     "note: --in-flight {in_flight} applies to the WebSocket; over HTTP one call is out at a time"
                 );
             }
-            // Edges the server acknowledged so far, and whether a bulk load is under way, for
-            // the hint a Ctrl-C prints.
+            // Edges the server acknowledged so far, those known durable, and whether a bulk
+            // load is under way, for the hint a Ctrl-C prints.
             let acknowledged = Arc::new(AtomicUsize::new(skip));
+            let durable = Arc::new(AtomicUsize::new(skip));
             let bulk = Arc::new(AtomicU8::new(NO_BULK));
-            let (acknowledged_at, bulk_on_interrupt) = (acknowledged.clone(), bulk.clone());
+            let (acknowledged_at, durable_at, bulk_on_interrupt) =
+                (acknowledged.clone(), durable.clone(), bulk.clone());
+            let confirm = GraphDb::new(
+                db.server().clone().with_timeout(Duration::from_secs(5)),
+                db.database(),
+            );
             on_interrupt(move || {
-                let at = acknowledged_at.load(Ordering::SeqCst);
+                let acknowledged = acknowledged_at.load(Ordering::SeqCst);
+                // Where an answer may come before durability (over HTTP), what was answered
+                // since the load's last confirmed read is confirmed now, if the server answers.
+                let at = match durable_at.load(Ordering::SeqCst) {
+                    at if at < acknowledged && confirm.wait_durable().is_err() => at,
+                    _ => acknowledged,
+                };
                 // A call sent and not yet answered may be stored all the same.
                 format!(
                     "{} (a call still out may have stored more); re-run the same command \
@@ -947,7 +960,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     )
                 }
                 LoadProgress::BulkLoadFinished => bulk.store(NO_BULK, Ordering::SeqCst),
-                LoadProgress::Edges(acked) => {
+                LoadProgress::Edges {
+                    acknowledged: acked,
+                    durable: stored,
+                } => {
+                    durable.store(skip + stored, Ordering::SeqCst);
                     acknowledged.store(skip + acked, Ordering::SeqCst);
                     bar.set_position((skip + acked) as u64)
                 }
@@ -957,9 +974,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let outcome = match result {
                 Ok(outcome) => outcome,
                 Err(e) => {
-                    // Only what the server acknowledged may be skipped: the bar's position is
-                    // not that (it may have moved past a batch that never arrived).
-                    let at = skip + e.acknowledged;
+                    // Only what is stored durably may be skipped: the bar's position is not
+                    // that (it may have moved past a batch that never arrived, or that a crash
+                    // of the server undid).
+                    let at = skip + e.durable;
                     // A refused call fails again when re-sent: the file or the graph must change.
                     let next = match &e.source {
                         refused if refused.is_write_refused() => {
