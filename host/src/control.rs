@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
@@ -180,8 +180,8 @@ impl Registry {
     }
 }
 
-/// How long retiring a replica waits for the calls and connections that use it.
-const RETIRE_WAIT: Duration = Duration::from_secs(30);
+/// How often retiring a replica says that calls or connections still use it.
+const RETIRE_NOTE_EVERY: Duration = Duration::from_secs(30);
 
 /// A use of a replica ([`Control::use_replica`]).
 pub type Use = watch::Receiver<bool>;
@@ -458,9 +458,8 @@ impl Control {
         if clear {
             authorize(publisher, &existing, "reset database")?;
             let old_replica = self.reset(existing.clone(), program_bytes).await?;
-            // Every other database's calls wait for the fence meanwhile.
             drop(exclusive);
-            self.retire_replica(old_replica).await;
+            self.retire_replica(old_replica);
         } else {
             authorize(publisher, &existing, "update database")?;
             self.update(&existing, program_bytes, policy).await?;
@@ -620,7 +619,7 @@ impl Control {
             .get_or_launch_module_host(db.database(), db.replica_id)
             .await
         {
-            self.retire_replica(db.replica_id).await;
+            self.retire_replica(db.replica_id);
             return Err(ControlError::Engine(e));
         }
         Ok(())
@@ -660,40 +659,44 @@ impl Control {
             self.commit(|registry| registry.databases.retain(|d| d.id != db.id))?;
             db
         };
-        // Every other database's calls wait for the fence meanwhile.
-        self.retire_replica(db.replica_id).await;
+        self.retire_replica(db.replica_id);
         Ok(())
     }
 
-    /// Stops a replica that the registry no longer has, once nothing uses it (at most
-    /// [`RETIRE_WAIT`]; see [`Control::use_replica`]), and removes its data directory in the
-    /// background once no snapshot of it is being written (replica ids are never reused, so
-    /// nothing else touches it).
-    async fn retire_replica(&self, replica_id: u64) {
+    /// Stops a replica that the registry no longer has, in the background (the request that
+    /// retires it answers at once, as the official server's delete does): once nothing uses it
+    /// (see [`Control::use_replica`]), however long the calls it took still run, since the
+    /// engine stopped under a call that then commits panics and takes every database down.
+    /// Then removes its data directory once no snapshot of it is being written (replica ids
+    /// are never reused, so nothing else touches it).
+    fn retire_replica(&self, replica_id: u64) {
         let users = self.users.lock().unwrap().remove(&replica_id);
-        if let Some(users) = users {
-            users.send_replace(true);
-            if tokio::time::timeout(RETIRE_WAIT, users.closed())
-                .await
-                .is_err()
-            {
-                log::warn!(
-                    "replica {replica_id}: still in use after {RETIRE_WAIT:?}; stopping it anyway"
-                );
-            }
-        }
         self.persistence.forget(replica_id);
-        if let Err(e) = self
-            .hc
-            .exit_module_host(replica_id, Duration::from_secs(30))
-            .await
-        {
-            log::warn!("replica {replica_id} did not exit cleanly: {e:#}");
-        }
-        tokio::spawn(remove_retired(
-            replica_id,
-            self.data_dir.replica(replica_id),
-        ));
+        let hc = self.hc.clone();
+        let dir = self.data_dir.replica(replica_id);
+        tokio::spawn(async move {
+            if let Some(users) = users {
+                users.send_replace(true);
+                let began = Instant::now();
+                while tokio::time::timeout(RETIRE_NOTE_EVERY, users.closed())
+                    .await
+                    .is_err()
+                {
+                    log::warn!(
+                        "replica {replica_id}: still in use after {:?}; it stops once the calls \
+                         it took have ended",
+                        began.elapsed()
+                    );
+                }
+            }
+            if let Err(e) = hc
+                .exit_module_host(replica_id, Duration::from_secs(30))
+                .await
+            {
+                log::warn!("replica {replica_id} did not exit cleanly: {e:#}");
+            }
+            remove_retired(replica_id, dir).await;
+        });
     }
 
     /// Applies `change` to the registry and saves it.

@@ -417,6 +417,49 @@ fn deleting_a_database_mid_snapshot_leaves_the_host_serving() {
     assert!(!host.log().contains("panicked"), "{}", host.log());
 }
 
+/// A delete answers at once, and its replica stops only once the calls it took have ended,
+/// however long they run: here one that pauses for longer than graph-host used to wait (30 s)
+/// and then commits. The host keeps serving the other databases throughout. (It used to stop
+/// the replica under the call, whose commit then panicked on the closed commit log and took
+/// the host down: audit helper-87.)
+#[test]
+fn a_delete_answers_at_once_and_waits_for_the_calls_under_way() {
+    let host = TestHost::start();
+    let (_, owner) = host.client();
+    owner.publish("conf", conformance_wasm(), false).unwrap();
+    owner.publish("other", conformance_wasm(), false).unwrap();
+    let late = {
+        let owner = owner.clone();
+        std::thread::spawn(move || {
+            owner.call("conf", "pause_then_insert_note", &json!([35_000, "late"]))
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let deleted = reqwest::blocking::Client::new()
+        .delete(format!("{}/v1/database/conf", host.url()))
+        .bearer_auth(owner.token().unwrap())
+        .timeout(std::time::Duration::from_secs(120))
+        .send()
+        .unwrap();
+    assert_eq!(deleted.status().as_u16(), 200);
+    assert!(!late.is_finished(), "the delete waited for the call");
+    // Meanwhile and after, the other database answers.
+    owner.call("other", "add_note", &json!(["during"])).unwrap();
+    let late = late
+        .join()
+        .unwrap()
+        .expect("the call under way was answered");
+    assert!(late.body.as_u64().is_some(), "{:?}", late.body);
+    owner.call("other", "add_note", &json!(["after"])).unwrap();
+    let log = host.log();
+    assert!(log.contains("still in use after"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(
+        status(owner.call("conf", "add_note", &json!(["gone"]))),
+        404
+    );
+}
+
 /// SQL, and a procedure that commits a write, answer once the transaction is durable, as on
 /// the official server (`confirmed` defaults to true): a write either acknowledged is there
 /// after the host is killed right after the answer. SQL's `?confirmed=false` answers at once;

@@ -138,6 +138,23 @@ pub fn pause(ctx: &mut ProcedureContext, millis: u32) -> u32 {
     millis
 }
 
+/// Pauses as `pause` does, then inserts a note in a transaction that commits: a call that can
+/// outlive a delete of its database and then write.
+#[procedure]
+pub fn pause_then_insert_note(ctx: &mut ProcedureContext, millis: u32, text: String) -> u64 {
+    let until = ctx.timestamp + std::time::Duration::from_millis(millis.into());
+    ctx.sleep_until(until);
+    ctx.with_tx(|tx| {
+        tx.db
+            .note()
+            .insert(Note {
+                id: 0,
+                text: text.clone(),
+            })
+            .id
+    })
+}
+
 #[derive(SpacetimeType)]
 pub enum Kind {
     Nothing,
