@@ -220,10 +220,15 @@ pub struct Control {
     registry: Mutex<Registry>,
     /// Who uses each replica ([`Control::use_replica`]), and whether it is being retired.
     users: Mutex<HashMap<u64, watch::Sender<bool>>>,
-    /// Publish, reset and delete hold this exclusively; looking up a running module shares it,
-    /// so no call can relaunch a replica that a reset is about to retire (as in the official
-    /// standalone server's publication lock).
-    fence: tokio::sync::RwLock<()>,
+    /// Publish, delete and shutdown take this one at a time, since they change the registry.
+    /// No call waits for it: a publish compiles its module while every database serves.
+    publishing: tokio::sync::Mutex<()>,
+    /// One per database (by [`DbRecord::id`]): a reset or delete holds it exclusively while it
+    /// changes the database's replica in the registry, and shutdown while it stops them;
+    /// looking up a running module shares it, so no call can relaunch a replica that was just
+    /// retired (as in the official standalone server's publication lock). Other databases'
+    /// calls never wait for it.
+    fences: Mutex<HashMap<u64, Arc<tokio::sync::RwLock<()>>>>,
     /// Why each replica that failed to start did, the first time. A start that fails while
     /// opening the data (a commit log corrupt in the middle) leaves the engine's lock on the
     /// replica's directory held, so every later attempt fails with "Database is already
@@ -256,7 +261,8 @@ impl Control {
             registry_file,
             registry: Mutex::new(registry),
             users: Mutex::default(),
-            fence: tokio::sync::RwLock::new(()),
+            publishing: tokio::sync::Mutex::new(()),
+            fences: Mutex::default(),
             start_failures: Mutex::default(),
         })
     }
@@ -314,9 +320,23 @@ impl Control {
         registry.databases.iter().map(|d| d.replica_id).collect()
     }
 
+    /// The fence of the database whose record id is `id` (see `fences`).
+    fn fence(&self, id: u64) -> Arc<tokio::sync::RwLock<()>> {
+        let mut fences = self.fences.lock().unwrap();
+        fences.entry(id).or_default().clone()
+    }
+
     /// Stops every running database, flushing its commit log.
     pub async fn shutdown(&self) {
-        let _exclusive = self.fence.write().await;
+        let _publishing = self.publishing.lock().await;
+        let ids: Vec<u64> = {
+            let registry = self.registry.lock().unwrap();
+            registry.databases.iter().map(|d| d.id).collect()
+        };
+        let mut _exclusive = Vec::new();
+        for id in ids {
+            _exclusive.push(self.fence(id).write_owned().await);
+        }
         for replica_id in self.replicas() {
             if let Err(e) = self
                 .hc
@@ -388,7 +408,8 @@ impl Control {
 
     /// The running module of `db`, launching it if needed.
     pub async fn module(&self, db: &DbRecord) -> Result<ModuleHost> {
-        let _shared = self.fence.read().await;
+        let fence = self.fence(db.id);
+        let _shared = fence.read().await;
         self.still_registered(db)?;
         match self
             .hc
@@ -419,7 +440,8 @@ impl Control {
     /// A watch on `db`'s running module, launching it if needed: what a WebSocket connection
     /// holds, so that it follows a hot-swapped module and notices when the module exits.
     pub async fn watch_module(&self, db: &DbRecord) -> Result<watch::Receiver<ModuleHost>> {
-        let _shared = self.fence.read().await;
+        let fence = self.fence(db.id);
+        let _shared = fence.read().await;
         self.still_registered(db)?;
         self.hc
             .watch_maybe_launch_module_host(db.database(), db.replica_id)
@@ -438,7 +460,7 @@ impl Control {
         clear: bool,
         policy: MigrationPolicy,
     ) -> Result<PublishResult> {
-        let exclusive = self.fence.write().await;
+        let _publishing = self.publishing.lock().await;
         if clear && target.is_none() {
             return Err(ControlError::ClearNeedsTarget);
         }
@@ -458,7 +480,6 @@ impl Control {
         if clear {
             authorize(publisher, &existing, "reset database")?;
             let old_replica = self.reset(existing.clone(), program_bytes).await?;
-            drop(exclusive);
             self.retire_replica(old_replica);
         } else {
             authorize(publisher, &existing, "update database")?;
@@ -636,6 +657,8 @@ impl Control {
         db.replica_id = self.registry.lock().unwrap().alloc_id();
         // Start the new replica before retiring the old one, so a failure leaves the data intact.
         self.launch_replica(&db, program).await?;
+        let fence = self.fence(db.id);
+        let _exclusive = fence.write().await;
         self.commit(|registry| {
             if let Some(slot) = registry.databases.iter_mut().find(|d| d.id == db.id) {
                 *slot = db.clone();
@@ -646,8 +669,8 @@ impl Control {
 
     /// `DELETE /v1/database/:name_or_identity`.
     pub async fn delete(&self, caller: Identity, target: &Target) -> Result<()> {
+        let _publishing = self.publishing.lock().await;
         let db = {
-            let _exclusive = self.fence.write().await;
             let db = match self.resolve(target) {
                 Ok(db) => db,
                 // Like the official server: an unknown identity is already deleted; an unknown
@@ -656,7 +679,10 @@ impl Control {
                 Err(e) => return Err(e),
             };
             authorize(caller, &db, "delete database")?;
+            let fence = self.fence(db.id);
+            let _exclusive = fence.write().await;
             self.commit(|registry| registry.databases.retain(|d| d.id != db.id))?;
+            self.fences.lock().unwrap().remove(&db.id);
             db
         };
         self.retire_replica(db.replica_id);

@@ -15,7 +15,11 @@ fn status(result: Result<impl std::fmt::Debug, ServerError>) -> u16 {
 }
 
 fn notes(server: &Server) -> Vec<Value> {
-    let results = server.sql("conf", "SELECT text FROM note").expect("SQL");
+    notes_of(server, "conf")
+}
+
+fn notes_of(server: &Server, database: &str) -> Vec<Value> {
+    let results = server.sql(database, "SELECT text FROM note").expect("SQL");
     results[0].rows.iter().map(|row| row[0].clone()).collect()
 }
 
@@ -458,6 +462,60 @@ fn a_delete_answers_at_once_and_waits_for_the_calls_under_way() {
         status(owner.call("conf", "add_note", &json!(["gone"]))),
         404
     );
+}
+
+/// A publish that takes long (here a 12 MB module, valid wasm but no SpacetimeDB module, which
+/// the engine compiles before it refuses it) does not hold up another database's calls, whoever
+/// publishes: anyone may publish. (Every call of every database used to wait for any publish:
+/// 19 s for a 9.5 MB module in audit helper-87.)
+#[test]
+fn a_slow_publish_does_not_hold_up_other_databases() {
+    let host = TestHost::start();
+    let (_, owner) = host.client();
+    owner.publish("other", conformance_wasm(), false).unwrap();
+    let (_, stranger) = host.client();
+    let junk = code_heavy_wasm(2_000, 850);
+    let publishing = std::thread::spawn(move || stranger.publish("junk", junk, false));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    owner
+        .call("other", "add_note", &json!(["meanwhile"]))
+        .unwrap();
+    assert!(
+        !publishing.is_finished(),
+        "the call waited for the publish to end"
+    );
+    assert_eq!(status(publishing.join().unwrap()), 400);
+    assert_eq!(notes_of(&owner, "other").len(), 1);
+}
+
+/// A valid wasm binary of `functions` functions that each add to a local `adds` times: code
+/// that takes the engine's compiler seconds, and no SpacetimeDB module.
+fn code_heavy_wasm(functions: usize, adds: usize) -> Vec<u8> {
+    let section = |out: &mut Vec<u8>, id: u8, body: &[u8]| {
+        out.push(id);
+        leb128(out, body.len());
+        out.extend_from_slice(body);
+    };
+    // One i32 local; `local.get 0, i32.const 7, i32.add, local.set 0` per add; `end`.
+    let mut body = vec![1, 1, 0x7f];
+    for _ in 0..adds {
+        body.extend_from_slice(&[0x20, 0, 0x41, 7, 0x6a, 0x21, 0]);
+    }
+    body.push(0x0b);
+    let mut code = Vec::new();
+    leb128(&mut code, functions);
+    for _ in 0..functions {
+        leb128(&mut code, body.len());
+        code.extend_from_slice(&body);
+    }
+    let mut declared = Vec::new();
+    leb128(&mut declared, functions);
+    declared.resize(declared.len() + functions, 0); // each of type 0
+    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+    section(&mut wasm, 1, &[1, 0x60, 0, 0]); // type 0: () -> ()
+    section(&mut wasm, 3, &declared);
+    section(&mut wasm, 10, &code);
+    wasm
 }
 
 /// SQL, and a procedure that commits a write, answer once the transaction is durable, as on
