@@ -1009,6 +1009,39 @@ fn interrupted_once(
     child.wait_with_output().unwrap()
 }
 
+/// Ctrl-C during `graph finish-load` says that the bulk load is still under way and how to
+/// finish it, as the other writing commands say what they leave (it used to die of the signal
+/// without a word: audit helper-85); running it again finishes it.
+#[test]
+fn an_interrupted_finish_load_says_how_to_finish() {
+    let (host, cli) = Cli::on_a_new_host();
+    let owner = host.anonymous().with_token(cli.token.clone());
+    let db = graph_client::graph::GraphDb::new(owner, "graph");
+    db.begin_bulk_load().unwrap();
+    // 1M vertices whose rows are written in about ten calls: seconds of finishing.
+    for first in (0..1_000_000u64).step_by(50_000) {
+        let src: Vec<u64> = (first..first + 50_000).collect();
+        let dst: Vec<u64> = src.iter().map(|v| (v + 1) % 1_000_000).collect();
+        db.add_edges(&src, &dst).unwrap();
+    }
+    let out = interrupted_once(&cli, &["finish-load"], "INT", || {
+        cli.json(&["stats"])["bulk_load"]["finished_below"].as_u64() > Some(0)
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: the bulk load is still under way")
+            && stderr.contains("run `graph finish-load` again"),
+        "{stderr}"
+    );
+    assert!(cli.json(&["stats"])["bulk_load"].is_object());
+    assert!(cli.json(&["finish-load"])["calls"].as_u64() > Some(0));
+    let stats = cli.json(&["stats"]);
+    assert!(stats["bulk_load"].is_null(), "{stats}");
+    assert_eq!(stats["vertices"], 1_000_000);
+    assert_eq!(cli.json(&["check"])["problems"], 0);
+}
+
 /// Ctrl-C during an export gives it up and leaves no file behind, complete or partial; so do
 /// SIGTERM (`timeout`, a service manager) and SIGHUP (a closed terminal).
 #[test]

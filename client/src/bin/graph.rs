@@ -1058,6 +1058,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::FinishLoad => {
+            on_interrupt(|| {
+                "the bulk load is still under way (the vertex rows written so far stay): run \
+                 `graph finish-load` again to finish it"
+                    .to_string()
+            })?;
             let bar = ProgressBar::new(0);
             let calls =
                 db.finish_bulk_load(0, |below, last| vertex_rows_progress(&bar, below, last))?;
