@@ -44,11 +44,13 @@ pub fn run<T>(
     let before = writer.info().context("graph_info before the inserts")?;
     let idle = write_edges(writer, first_id, writes, Instant::now())?;
     let stop = AtomicBool::new(false);
+    let begun = AtomicBool::new(false);
     let started = Instant::now();
     let (busy, traversals) = std::thread::scope(|s| {
         let looper = s.spawn(|| -> anyhow::Result<Vec<(f64, f64)>> {
             let mut done = Vec::new();
             while !stop.load(Ordering::Relaxed) {
+                begun.store(true, Ordering::Relaxed);
                 let at_s = started.elapsed().as_secs_f64();
                 let timed = measure::measure(
                     &[()],
@@ -60,7 +62,11 @@ pub fn run<T>(
             }
             Ok(done)
         });
-        // Let the first traversal get going before the writer starts.
+        // Let the first traversal get going before the writer starts (on a loaded machine the
+        // thread may take longer than the writes to start: it then ran none).
+        while !begun.load(Ordering::Relaxed) && !looper.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         std::thread::sleep(std::time::Duration::from_millis(50));
         let busy = write_edges(writer, first_id + 2 * writes as u64, writes, started);
         stop.store(true, Ordering::Relaxed);
