@@ -101,6 +101,10 @@ pub fn panic_reducer(_ctx: &ReducerContext) {
 /// Inserts in a procedure transaction that commits; returns the new row's id.
 #[procedure]
 pub fn insert_note(ctx: &mut ProcedureContext, text: String) -> u64 {
+    insert_committed(ctx, text)
+}
+
+fn insert_committed(ctx: &mut ProcedureContext, text: String) -> u64 {
     ctx.with_tx(|tx| {
         tx.db
             .note()
@@ -133,26 +137,21 @@ pub fn panic_procedure(_ctx: &mut ProcedureContext) -> u32 {
 /// yields is), then returns `millis`: how long calls wait for an instance, made to measure.
 #[procedure]
 pub fn pause(ctx: &mut ProcedureContext, millis: u32) -> u32 {
+    sleep_for(ctx, millis);
+    millis
+}
+
+fn sleep_for(ctx: &mut ProcedureContext, millis: u32) {
     let until = ctx.timestamp + std::time::Duration::from_millis(millis.into());
     ctx.sleep_until(until);
-    millis
 }
 
 /// Pauses as `pause` does, then inserts a note in a transaction that commits: a call that can
 /// outlive a delete of its database and then write.
 #[procedure]
 pub fn pause_then_insert_note(ctx: &mut ProcedureContext, millis: u32, text: String) -> u64 {
-    let until = ctx.timestamp + std::time::Duration::from_millis(millis.into());
-    ctx.sleep_until(until);
-    ctx.with_tx(|tx| {
-        tx.db
-            .note()
-            .insert(Note {
-                id: 0,
-                text: text.clone(),
-            })
-            .id
-    })
+    sleep_for(ctx, millis);
+    insert_committed(ctx, text)
 }
 
 #[derive(SpacetimeType)]
