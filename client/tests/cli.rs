@@ -395,8 +395,12 @@ fn a_crashed_load_resumes_from_what_was_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
     let path = file(&dir, "big.txt", text.as_bytes());
 
+    // Calls of 50,000 edges: a dozen, so that many remain when the second has committed (the
+    // info calls that watch for it wait behind the load's calls, and with the calls of 135K of
+    // the default batch a loaded machine once saw the last one answered before the crash).
     let load = Command::new(env!("CARGO_BIN_EXE_graph"))
         .args(["--server", host.url(), "--token", &cli.token, "load", &path])
+        .args(["--batch", "50000"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
