@@ -1830,10 +1830,10 @@ impl DurableMark {
         end: usize,
         confirm: impl FnOnce() -> Result<(), ClientError>,
     ) -> Result<(), ClientError> {
-        match self.confirm && self.confirmed.elapsed() < Self::EVERY {
-            true => Ok(()),
-            false => self.finished(end, confirm),
+        if self.confirm && self.confirmed.elapsed() < Self::EVERY {
+            return Ok(()); // Not due yet.
         }
+        self.finished(end, confirm)
     }
 
     /// The edges up to `end` are acknowledged and nothing more will be: confirms them now.
